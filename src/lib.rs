@@ -6,3 +6,4 @@
 //! with the Karpenter simulator in `karpenter`.
 
 pub mod karpenter;
+pub mod quantity;

@@ -6,3 +6,4 @@
 pub mod allocatable;
 pub mod catalog;
 pub mod requirements;
+pub mod taints;
