@@ -2,8 +2,17 @@
 //! Karpenter would leave a pod Pending.
 //!
 //! The pipeline is visible in the module tree:
-//! `discover` → `parse` (spans) → `model` → `index` → `rules` → `report`,
-//! with the Karpenter simulator in `karpenter`.
+//! [`discover`] → [`parse`] (spans) → [`model`] → [`index`] → [`rules`] → [`report`],
+//! with the Karpenter simulator in [`karpenter`] and the whole run in [`lint`].
 
+pub mod cli;
+pub mod diagnostic;
+pub mod discover;
+pub mod index;
 pub mod karpenter;
+pub mod lint;
+pub mod model;
+pub mod parse;
 pub mod quantity;
+pub mod report;
+pub mod rules;

@@ -1,1 +1,5 @@
-fn main() {}
+//! The `karplint` binary: everything happens in [`karplint::cli::run`]; this only exits.
+
+fn main() {
+    std::process::exit(karplint::cli::run());
+}

@@ -1,0 +1,149 @@
+//! What rules produce: a [`Finding`] with a rule id, a severity, the exact span to point
+//! at, a help text and related locations on other objects. The report stage renders them;
+//! nothing here formats output.
+
+use crate::model::{Object, SourceId, Span};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The object a finding is about, as printed in JSON.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn of(o: &Object) -> Self {
+        ObjectRef {
+            api_version: o.api_version.clone(),
+            kind: o.kind_name.clone(),
+            namespace: o.namespace().map(str::to_owned),
+            name: o.name().to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// Another place that explains a finding: the NodePool that rejected a pod, the PVC, …
+#[derive(Debug, Clone)]
+pub struct Related {
+    pub source: SourceId,
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub help: String,
+    pub source: SourceId,
+    pub span: Span,
+    /// Text of the primary label under the span.
+    pub label: String,
+    pub object: Option<ObjectRef>,
+    pub related: Vec<Related>,
+    /// The finding is about an object read through `--context`: dropped before reporting.
+    pub on_context: bool,
+}
+
+impl Finding {
+    /// A finding on `span` of `obj`.
+    pub fn new(
+        rule: &'static str,
+        severity: Severity,
+        obj: &Object,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            rule,
+            severity,
+            message: message.into(),
+            help: String::new(),
+            source: obj.source,
+            span,
+            label: String::new(),
+            object: Some(ObjectRef::of(obj)),
+            related: Vec::new(),
+            on_context: obj.context,
+        }
+    }
+
+    /// A finding on a source rather than an object (syntax errors).
+    pub fn at_source(
+        rule: &'static str,
+        severity: Severity,
+        source: SourceId,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            rule,
+            severity,
+            message: message.into(),
+            help: String::new(),
+            source,
+            span,
+            label: String::new(),
+            object: None,
+            related: Vec::new(),
+            on_context: false,
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = help.into();
+        self
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    pub fn related(mut self, obj: &Object, span: Span, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            source: obj.source,
+            span,
+            message: message.into(),
+        });
+        self
+    }
+}

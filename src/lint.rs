@@ -1,0 +1,224 @@
+//! The pipeline, end to end: discover → parse → model → index → rules → a [`Report`].
+//!
+//! This is the library's entry point; the CLI only turns arguments into [`LintOptions`] and
+//! the report into output and an exit code.
+
+use crate::diagnostic::{Finding, Severity};
+use crate::discover::{self, DiscoverError, Filters, Input};
+use crate::index::Index;
+use crate::model::{Object, Span};
+use crate::parse::{self, ParsedSource, SkipReason};
+use crate::report::{self, Report, Source, Summary};
+use crate::rules;
+use rayon::prelude::*;
+use std::io::Read;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct LintOptions {
+    pub paths: Vec<PathBuf>,
+    pub context: Vec<PathBuf>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub follow: bool,
+    /// Files larger than this are skipped with a note.
+    pub max_file_size: u64,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        LintOptions {
+            paths: vec![PathBuf::from(".")],
+            context: Vec::new(),
+            include: Vec::new(),
+            exclude: Vec::new(),
+            follow: false,
+            max_file_size: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// The result of a run: the report, and the I/O errors met on the way (exit code 2).
+pub struct Outcome {
+    pub report: Report,
+    pub io_errors: Vec<String>,
+}
+
+/// Runs the whole pipeline. `stdin` is read when `-` is among the paths.
+pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, DiscoverError> {
+    let filters = Filters::new(&opts.include, &opts.exclude)?;
+    let (mut inputs, errors) = discover::discover(&opts.paths, false, opts.follow, &filters);
+    let mut io_errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    let (ctx_inputs, ctx_errors) = discover::discover(&opts.context, true, opts.follow, &filters);
+    io_errors.extend(ctx_errors.iter().map(|e| e.to_string()));
+    for i in ctx_inputs {
+        // A file both linted and given as context is linted.
+        if let Input::File { path, .. } = &i
+            && inputs
+                .iter()
+                .any(|j| matches!(j, Input::File { path: p, .. } if p == path))
+        {
+            continue;
+        }
+        inputs.push(i);
+    }
+
+    let mut sources: Vec<Source> = inputs
+        .iter()
+        .map(|i| match i {
+            Input::Stdin => Source {
+                name: "<stdin>".into(),
+                path: None,
+                text: None,
+                context: false,
+            },
+            Input::File { path, context } => Source {
+                name: display_path(path),
+                path: Some(path.clone()),
+                text: None,
+                context: *context,
+            },
+        })
+        .collect();
+    if let Some(i) = inputs.iter().position(|i| *i == Input::Stdin) {
+        let mut buf = Vec::new();
+        match stdin.read_to_end(&mut buf) {
+            Ok(_) => sources[i].text = Some(String::from_utf8_lossy(&buf).into_owned()),
+            Err(e) => io_errors.push(format!("<stdin>: {e}")),
+        }
+    }
+
+    let parsed: Vec<Result<ParsedSource, String>> = sources
+        .par_iter()
+        .enumerate()
+        .map(|(id, src)| read_and_parse(id, src, opts.max_file_size))
+        .collect();
+
+    let mut summary = Summary {
+        files: sources.len(),
+        ..Default::default()
+    };
+    let mut objects: Vec<Object> = Vec::new();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut notes = Vec::new();
+    let mut not_objects = 0;
+    for (id, p) in parsed.into_iter().enumerate() {
+        let src = &sources[id];
+        match p {
+            Err(e) => io_errors.push(e),
+            Ok(p) => {
+                if let Some(reason) = p.skipped {
+                    skipped.push((id, reason));
+                    continue;
+                }
+                if src.context {
+                    if !p.problems.is_empty() {
+                        notes.push(format!(
+                            "context file {} has {} YAML error(s); objects in those documents were not read",
+                            src.name,
+                            p.problems.len()
+                        ));
+                    }
+                } else {
+                    summary.documents += p.documents;
+                    summary.objects += p.objects.len();
+                    not_objects += p.not_objects;
+                    findings.extend(p.problems.into_iter().map(|pr| {
+                        Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message)
+                            .label("here")
+                            .help("fix the YAML here; karplint linted the other documents of this file")
+                    }));
+                }
+                objects.extend(p.objects);
+            }
+        }
+    }
+    summary.skipped = skipped.len();
+
+    let index = Index::new(&objects);
+    let registry = rules::registry();
+    findings.extend(rules::run(&registry, &index));
+    if index.nodepools().next().is_none()
+        && objects.iter().any(|o| !o.context && o.kind.is_workload())
+    {
+        notes.push(
+            "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context".into(),
+        );
+    }
+    findings.sort_by(|a, b| {
+        (&sources[a.source].name, a.span.offset, a.rule, &a.message).cmp(&(
+            &sources[b.source].name,
+            b.span.offset,
+            b.rule,
+            &b.message,
+        ))
+    });
+    report::count(&mut summary, &findings);
+    Ok(Outcome {
+        report: Report {
+            sources,
+            findings,
+            summary,
+            skipped,
+            not_objects,
+            notes,
+        },
+        io_errors,
+    })
+}
+
+fn display_path(p: &std::path::Path) -> String {
+    let s = p.display().to_string();
+    s.strip_prefix("./").map(str::to_owned).unwrap_or(s)
+}
+
+fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<ParsedSource, String> {
+    let owned;
+    let text: &str = match (&src.text, &src.path) {
+        (Some(t), _) => t,
+        (None, Some(path)) => {
+            let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", src.name))?;
+            if meta.is_dir() {
+                return Err(format!("{}: is a directory", src.name));
+            }
+            if meta.len() > max {
+                return Ok(ParsedSource {
+                    skipped: Some(SkipReason::TooLarge {
+                        bytes: meta.len(),
+                        limit: max,
+                    }),
+                    ..Default::default()
+                });
+            }
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", src.name))?;
+            if bytes.contains(&0) {
+                return Ok(ParsedSource {
+                    skipped: Some(SkipReason::Binary),
+                    ..Default::default()
+                });
+            }
+            match String::from_utf8(bytes) {
+                Ok(s) => {
+                    owned = s;
+                    &owned
+                }
+                Err(e) => {
+                    let at = e.utf8_error().valid_up_to();
+                    return Ok(ParsedSource {
+                        problems: vec![parse::ParseProblem {
+                            span: Span::new(at, 0),
+                            message: format!(
+                                "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
+                            ),
+                        }],
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        (None, None) => "",
+    };
+    let helm = src.path.as_deref().is_some_and(discover::is_helm_template);
+    Ok(parse::parse_source(id, text, src.context, helm))
+}

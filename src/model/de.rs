@@ -1,0 +1,136 @@
+//! Model stage, serde helpers: the few deserializers every typed object needs.
+//!
+//! Kubernetes YAML is loose where Rust types are strict: a label value may be written as a
+//! number, a list may be `null`, a map may be empty. These helpers keep the typed model
+//! strict about shape (a wrong shape is a `parse-error` with a span) and lenient about the
+//! forms Kubernetes itself accepts.
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use std::fmt;
+
+pub use serde_saphyr::Spanned;
+
+/// A scalar read as text whatever its YAML type: `cpu: 2`, `cpu: "2"` and `cpu: 2.0` all
+/// become text, as the Kubernetes API server stores quantities and label values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text(pub String);
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string, number or boolean")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Text, E> {
+                Ok(Text(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A string-keyed map that keeps the span of every key and value (labels, nodeSelector,
+/// resource lists), in document order.
+#[derive(Debug, Clone, Default)]
+pub struct SpannedMap(pub Vec<(Spanned<String>, Spanned<Text>)>);
+
+impl SpannedMap {
+    pub fn get(&self, key: &str) -> Option<&Spanned<Text>> {
+        self.0.iter().find(|(k, _)| k.value == key).map(|(_, v)| v)
+    }
+    pub fn entry(&self, key: &str) -> Option<(&Spanned<String>, &Spanned<Text>)> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.value == key)
+            .map(|(k, v)| (k, v))
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0
+            .iter()
+            .map(|(k, v)| (k.value.as_str(), v.value.as_str()))
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl<'de> Deserialize<'de> for SpannedMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SpannedMap;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<SpannedMap, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<Spanned<String>>()? {
+                    let v = m.next_value::<Spanned<Text>>()?;
+                    out.push((k, v));
+                }
+                Ok(SpannedMap(out))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {
+                Ok(SpannedMap::default())
+            }
+            fn visit_none<E: de::Error>(self) -> Result<SpannedMap, E> {
+                Ok(SpannedMap::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `null` (or an empty value) where Kubernetes allows it reads as the type's default.
+pub fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}

@@ -1,0 +1,202 @@
+//! Model stage: typed, spanned Kubernetes and Karpenter objects.
+//!
+//! The parse stage deserializes each document straight into these types (never into a
+//! generic YAML tree), so the model holds only what rules read, each value with its byte
+//! span. Spans from serde-saphyr are relative to the document; [`Object::span`] makes them
+//! absolute in the file.
+
+pub mod cluster;
+pub mod de;
+pub mod karpenter;
+pub mod storage;
+pub mod workload;
+
+use de::{Spanned, SpannedMap, nullable};
+use serde::Deserialize;
+
+/// Byte range in a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Span {
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl Span {
+    pub fn new(offset: usize, len: usize) -> Self {
+        Span { offset, len }
+    }
+}
+
+/// Index of a source (file or stdin) in the run's source table.
+pub type SourceId = usize;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObjectMeta {
+    pub name: Option<Spanned<String>>,
+    pub generate_name: Option<Spanned<String>>,
+    pub namespace: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub labels: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub annotations: SpannedMap,
+}
+
+/// The kinds the model types. Everything else is [`Kind::Other`] and is never
+/// deserialized beyond its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Pod,
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    ReplicaSet,
+    ReplicationController,
+    Job,
+    CronJob,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    LimitRange,
+    Namespace,
+    PodDisruptionBudget,
+    Node,
+    NodePool,
+    Provisioner,
+    EC2NodeClass,
+    AWSNodeTemplate,
+    EksNodeClass,
+    List,
+    Other,
+}
+
+impl Kind {
+    /// The kind of a document from its `apiVersion` and `kind`.
+    pub fn classify(api_version: &str, kind: &str) -> Kind {
+        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        match kind {
+            "Pod" if group.is_empty() => Kind::Pod,
+            "Deployment" if group == "apps" || group == "extensions" => Kind::Deployment,
+            "StatefulSet" if group == "apps" => Kind::StatefulSet,
+            "DaemonSet" if group == "apps" || group == "extensions" => Kind::DaemonSet,
+            "ReplicaSet" if group == "apps" || group == "extensions" => Kind::ReplicaSet,
+            "ReplicationController" if group.is_empty() => Kind::ReplicationController,
+            "Job" if group == "batch" => Kind::Job,
+            "CronJob" if group == "batch" => Kind::CronJob,
+            "PersistentVolume" if group.is_empty() => Kind::PersistentVolume,
+            "PersistentVolumeClaim" if group.is_empty() => Kind::PersistentVolumeClaim,
+            "StorageClass" if group == "storage.k8s.io" => Kind::StorageClass,
+            "LimitRange" if group.is_empty() => Kind::LimitRange,
+            "Namespace" if group.is_empty() => Kind::Namespace,
+            "PodDisruptionBudget" if group == "policy" => Kind::PodDisruptionBudget,
+            "Node" if group.is_empty() => Kind::Node,
+            "NodePool" if group == "karpenter.sh" => Kind::NodePool,
+            "Provisioner" if group == "karpenter.sh" => Kind::Provisioner,
+            "EC2NodeClass" if group == "karpenter.k8s.aws" => Kind::EC2NodeClass,
+            "AWSNodeTemplate" if group == "karpenter.k8s.aws" => Kind::AWSNodeTemplate,
+            "NodeClass" if group == "eks.amazonaws.com" => Kind::EksNodeClass,
+            k if k == "List" || (k.ends_with("List") && k.len() > 4) => Kind::List,
+            _ => Kind::Other,
+        }
+    }
+
+    pub fn is_workload(self) -> bool {
+        matches!(
+            self,
+            Kind::Pod
+                | Kind::Deployment
+                | Kind::StatefulSet
+                | Kind::DaemonSet
+                | Kind::ReplicaSet
+                | Kind::ReplicationController
+                | Kind::Job
+                | Kind::CronJob
+        )
+    }
+}
+
+/// What a typed object holds beyond its metadata.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Workload(Box<workload::Workload>),
+    PersistentVolume(Box<storage::PvSpec>),
+    PersistentVolumeClaim(storage::PvcSpec),
+    StorageClass(Box<storage::StorageClass>),
+    LimitRange(cluster::LimitRangeSpec),
+    Namespace,
+    PodDisruptionBudget(cluster::PdbSpec),
+    Node(Box<cluster::Node>),
+    NodePool(Box<karpenter::NodePool>),
+    NodeClass(Box<karpenter::NodeClass>),
+    /// A kind the model does not type (ConfigMap, CRD, Service, …).
+    Other,
+}
+
+/// One typed Kubernetes object, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub source: SourceId,
+    /// Byte offset of the document in the file: model spans are relative to it.
+    pub doc_offset: usize,
+    /// Objects read through `--context` are used for facts but never reported on.
+    pub context: bool,
+    pub api_version: String,
+    pub kind: Kind,
+    /// The `kind:` as written (`Deployment`, `NodePool`, …).
+    pub kind_name: String,
+    pub kind_span: Span,
+    pub meta: ObjectMeta,
+    pub body: Body,
+}
+
+impl Object {
+    /// Absolute span of a spanned value. Containers have zero-length spans at their first
+    /// token; scalars and keys have exact spans.
+    pub fn span<T>(&self, v: &Spanned<T>) -> Span {
+        let s = v.referenced.span();
+        Span {
+            offset: self.doc_offset + s.byte_offset().unwrap_or(0) as usize,
+            len: s.byte_len().unwrap_or(0) as usize,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.meta
+            .name
+            .as_ref()
+            .or(self.meta.generate_name.as_ref())
+            .map(|n| n.value.as_str())
+            .unwrap_or("")
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.meta.namespace.as_ref().map(|n| n.value.as_str())
+    }
+
+    /// The namespace a namespaced object lands in when applied without `-n`.
+    pub fn effective_namespace(&self) -> &str {
+        self.namespace().unwrap_or("default")
+    }
+
+    /// Where to point when a finding concerns the object as a whole: its name, else its kind.
+    pub fn name_span(&self) -> Span {
+        match &self.meta.name {
+            Some(n) => self.span(n),
+            None => self.kind_span,
+        }
+    }
+
+    pub fn workload(&self) -> Option<&workload::Workload> {
+        match &self.body {
+            Body::Workload(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    pub fn nodepool(&self) -> Option<&karpenter::NodePool> {
+        match &self.body {
+            Body::NodePool(np) => Some(np),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Model stage, workloads: the pod template every controller kind is normalised to.
+//!
+//! Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job and
+//! CronJob all carry a pod spec somewhere; rules see one [`Workload`] with the replicas, the
+//! pod template and (for StatefulSets) the volume claim templates.
+
+use super::de::{Spanned, SpannedMap, Text, nullable};
+use super::storage::PvcSpec;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TemplateMeta {
+    #[serde(deserialize_with = "nullable")]
+    pub labels: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub annotations: SpannedMap,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodTemplate {
+    #[serde(deserialize_with = "nullable")]
+    pub metadata: TemplateMeta,
+    /// Where the pod spec starts (zero-length span on its first key).
+    #[serde(deserialize_with = "nullable")]
+    pub spec: Option<Spanned<PodSpec>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub containers: Vec<Container>,
+    #[serde(deserialize_with = "nullable")]
+    pub init_containers: Vec<Container>,
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector: SpannedMap,
+    pub node_name: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub affinity: Affinity,
+    #[serde(deserialize_with = "nullable")]
+    pub tolerations: Vec<Toleration>,
+    #[serde(deserialize_with = "nullable")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    #[serde(deserialize_with = "nullable")]
+    pub volumes: Vec<Volume>,
+    pub runtime_class_name: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub overhead: SpannedMap,
+    /// Pod-level resources (Kubernetes 1.32+).
+    #[serde(deserialize_with = "nullable")]
+    pub resources: Option<Spanned<Resources>>,
+    pub priority_class_name: Option<Spanned<String>>,
+    pub host_network: Option<Spanned<bool>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Container {
+    pub name: Option<Spanned<String>>,
+    pub image: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub resources: Option<Spanned<Resources>>,
+    /// `Always` on an init container makes it a sidecar (Kubernetes 1.29+).
+    pub restart_policy: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub ports: Vec<ContainerPort>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerPort {
+    pub host_port: Option<Spanned<i64>>,
+    pub container_port: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Resources {
+    #[serde(deserialize_with = "nullable")]
+    pub requests: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub limits: SpannedMap,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Affinity {
+    #[serde(deserialize_with = "nullable")]
+    pub node_affinity: NodeAffinity,
+    #[serde(deserialize_with = "nullable")]
+    pub pod_affinity: PodAffinity,
+    #[serde(deserialize_with = "nullable")]
+    pub pod_anti_affinity: PodAffinity,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeAffinity {
+    #[serde(
+        rename = "requiredDuringSchedulingIgnoredDuringExecution",
+        deserialize_with = "nullable"
+    )]
+    pub required: Option<NodeSelector>,
+    #[serde(
+        rename = "preferredDuringSchedulingIgnoredDuringExecution",
+        deserialize_with = "nullable"
+    )]
+    pub preferred: Vec<PreferredSchedulingTerm>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelector {
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector_terms: Vec<Spanned<NodeSelectorTerm>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorTerm {
+    #[serde(deserialize_with = "nullable")]
+    pub match_expressions: Vec<NodeSelectorRequirement>,
+    #[serde(deserialize_with = "nullable")]
+    pub match_fields: Vec<NodeSelectorRequirement>,
+}
+
+/// One `{key, operator, values}` entry, shared by pod affinity and NodePool requirements.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelectorRequirement {
+    pub key: Spanned<String>,
+    pub operator: Spanned<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub values: Vec<Spanned<Text>>,
+    /// Karpenter NodePool requirements only.
+    pub min_values: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreferredSchedulingTerm {
+    pub weight: Option<Spanned<i64>>,
+    pub preference: Spanned<NodeSelectorTerm>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodAffinity {
+    #[serde(
+        rename = "requiredDuringSchedulingIgnoredDuringExecution",
+        deserialize_with = "nullable"
+    )]
+    pub required: Vec<Spanned<PodAffinityTerm>>,
+    #[serde(
+        rename = "preferredDuringSchedulingIgnoredDuringExecution",
+        deserialize_with = "nullable"
+    )]
+    pub preferred: Vec<WeightedPodAffinityTerm>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WeightedPodAffinityTerm {
+    pub weight: Option<Spanned<i64>>,
+    pub pod_affinity_term: Spanned<PodAffinityTerm>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodAffinityTerm {
+    #[serde(default, deserialize_with = "nullable")]
+    pub label_selector: Option<LabelSelector>,
+    pub topology_key: Spanned<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespaces: Vec<Spanned<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace_selector: Option<LabelSelector>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LabelSelector {
+    #[serde(deserialize_with = "nullable")]
+    pub match_labels: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    pub key: Spanned<String>,
+    pub operator: Spanned<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub values: Vec<Spanned<Text>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Toleration {
+    pub key: Option<Spanned<String>>,
+    pub operator: Option<Spanned<String>>,
+    pub value: Option<Spanned<Text>>,
+    pub effect: Option<Spanned<String>>,
+    pub toleration_seconds: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopologySpreadConstraint {
+    pub max_skew: Option<Spanned<i64>>,
+    pub topology_key: Spanned<String>,
+    pub when_unsatisfiable: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub label_selector: Option<LabelSelector>,
+    pub min_domains: Option<Spanned<i64>>,
+    pub node_taints_policy: Option<Spanned<String>>,
+    pub node_affinity_policy: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub match_label_keys: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Volume {
+    pub name: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub persistent_volume_claim: Option<PvcSource>,
+    #[serde(deserialize_with = "nullable")]
+    pub aws_elastic_block_store: Option<Spanned<serde::de::IgnoredAny>>,
+    #[serde(deserialize_with = "nullable")]
+    pub ephemeral: Option<EphemeralVolume>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PvcSource {
+    pub claim_name: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EphemeralVolume {
+    #[serde(deserialize_with = "nullable")]
+    pub volume_claim_template: Option<PvcTemplate>,
+}
+
+/// `volumeClaimTemplates[]` of a StatefulSet and `ephemeral.volumeClaimTemplate`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PvcTemplate {
+    #[serde(deserialize_with = "nullable")]
+    pub metadata: super::ObjectMeta,
+    #[serde(deserialize_with = "nullable")]
+    pub spec: PvcSpec,
+}
+
+/// The `spec` of every controller kind that holds a pod template.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ControllerSpec {
+    pub replicas: Option<Spanned<i64>>,
+    pub parallelism: Option<Spanned<i64>>,
+    #[serde(deserialize_with = "nullable")]
+    pub selector: Option<LabelSelector>,
+    #[serde(deserialize_with = "nullable")]
+    pub template: Option<Spanned<PodTemplate>>,
+    #[serde(deserialize_with = "nullable")]
+    pub volume_claim_templates: Vec<PvcTemplate>,
+    /// CronJob only: `spec.jobTemplate.spec`.
+    #[serde(deserialize_with = "nullable")]
+    pub job_template: Option<Box<JobTemplate>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobTemplate {
+    #[serde(deserialize_with = "nullable")]
+    pub spec: ControllerSpec,
+}
+
+/// ReplicationController: its selector is a plain label map.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RcSpec {
+    pub replicas: Option<Spanned<i64>>,
+    #[serde(deserialize_with = "nullable")]
+    pub selector: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub template: Option<Spanned<PodTemplate>>,
+}
+
+/// A workload normalised to one pod-template view.
+#[derive(Debug, Clone, Default)]
+pub struct Workload {
+    /// `None` for kinds without replicas (Pod, Job, DaemonSet); `Some(1)` is the default
+    /// for Deployments, StatefulSets, ReplicaSets and ReplicationControllers.
+    pub replicas: Option<Spanned<i64>>,
+    pub selector: Option<LabelSelector>,
+    pub template: PodTemplate,
+    pub volume_claim_templates: Vec<PvcTemplate>,
+}
+
+impl Workload {
+    pub fn pod_spec(&self) -> Option<&PodSpec> {
+        self.template.spec.as_ref().map(|s| &s.value)
+    }
+    /// Replicas as Kubernetes defaults them: 1 when unset.
+    pub fn replica_count(&self) -> i64 {
+        self.replicas.as_ref().map(|r| r.value).unwrap_or(1)
+    }
+}

@@ -1,0 +1,319 @@
+//! Parse stage: bytes of one source → typed, spanned objects, in parallel per document.
+//!
+//! Each source is checked (UTF-8, binary, BOM), split into YAML documents at column-0
+//! `---` markers (which YAML forbids inside content, so the split is exact), and each
+//! document is deserialized on its own: a broken document becomes one `parse-error` and the
+//! others are still linted. Unrendered Helm templates are recognised and skipped with a
+//! note instead of being reported as syntax errors.
+
+pub mod document;
+
+use crate::model::{Body, Kind, Object, SourceId, Span};
+use document::{DocRoot, DocSeed, RawDoc};
+use rayon::prelude::*;
+use serde::de::DeserializeSeed;
+
+/// Why a whole source was not linted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    HelmTemplate,
+    Binary,
+    TooLarge { bytes: u64, limit: u64 },
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::HelmTemplate => f.write_str(
+                "unrendered Helm template: lint the rendered output with `helm template <release> <chart> | karplint -`",
+            ),
+            SkipReason::Binary => f.write_str("binary file (contains NUL bytes)"),
+            SkipReason::TooLarge { bytes, limit } => {
+                write!(f, "file is {bytes} bytes, over the {limit}-byte limit (--max-file-size)")
+            }
+        }
+    }
+}
+
+/// A syntax or shape problem, reported under `parse-error`.
+#[derive(Debug, Clone)]
+pub struct ParseProblem {
+    pub span: Span,
+    pub message: String,
+}
+
+/// Everything the parse stage learned from one source.
+#[derive(Debug, Default)]
+pub struct ParsedSource {
+    pub objects: Vec<Object>,
+    pub problems: Vec<ParseProblem>,
+    /// Non-empty documents seen.
+    pub documents: usize,
+    /// Documents without `apiVersion`/`kind` (values files, kustomization.yaml, …).
+    pub not_objects: usize,
+    pub skipped: Option<SkipReason>,
+}
+
+/// Documents per chunk handed to one rayon task: large multi-document files are parsed in
+/// parallel, small ones stay on one thread.
+const DOCS_PER_TASK: usize = 64;
+
+fn options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_reader_input_bytes = None;
+    budget.max_events = 50_000_000;
+    budget.max_nodes = 20_000_000;
+    budget.max_documents = 1_000_000;
+    budget.max_total_scalar_bytes = 1 << 30;
+    budget.max_depth = 128;
+    serde_saphyr::options! {
+        budget: Some(budget),
+        legacy_octal_numbers: true,
+        with_snippet: false,
+    }
+}
+
+/// Parses the text of one source. `helm_chart_file` is true for files under a chart's
+/// `templates/` directory.
+pub fn parse_source(
+    id: SourceId,
+    text: &str,
+    context: bool,
+    helm_chart_file: bool,
+) -> ParsedSource {
+    if helm_chart_file {
+        return ParsedSource {
+            skipped: Some(SkipReason::HelmTemplate),
+            ..Default::default()
+        };
+    }
+    if text.as_bytes().contains(&0) {
+        return ParsedSource {
+            skipped: Some(SkipReason::Binary),
+            ..Default::default()
+        };
+    }
+    let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let docs = split_documents(&text[base..]);
+    let results: Vec<DocResult> = if docs.len() > DOCS_PER_TASK {
+        docs.par_chunks(DOCS_PER_TASK)
+            .flat_map_iter(|chunk| {
+                chunk
+                    .iter()
+                    .map(|(off, d)| parse_document(id, base + off, d, context))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    } else {
+        docs.iter()
+            .map(|(off, d)| parse_document(id, base + off, d, context))
+            .collect()
+    };
+    let mut out = ParsedSource::default();
+    for r in results {
+        match r {
+            DocResult::Empty => {}
+            DocResult::NotObject => {
+                out.documents += 1;
+                out.not_objects += 1;
+            }
+            DocResult::Objects(objs) => {
+                out.documents += 1;
+                out.objects.extend(objs);
+            }
+            DocResult::Problem(p) => {
+                out.documents += 1;
+                out.problems.push(p);
+            }
+        }
+    }
+    if !out.problems.is_empty() && text.contains("{{") {
+        return ParsedSource {
+            skipped: Some(SkipReason::HelmTemplate),
+            ..Default::default()
+        };
+    }
+    out
+}
+
+/// Splits a YAML stream into `(offset, document text)` at lines starting with `---` or `...`
+/// followed by whitespace or end of line. The marker line stays with the document it opens.
+pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut starts = vec![0usize];
+    let bytes = text.as_bytes();
+    let mut line_start = 0usize;
+    while line_start < bytes.len() {
+        let line_end = memchr_newline(bytes, line_start);
+        let line = &bytes[line_start..line_end];
+        if line_start > 0 && is_marker(line, b"---") {
+            starts.push(line_start);
+        } else if is_marker(line, b"...") {
+            // The document ends here; the next line starts a new one.
+            let next = (line_end + 1).min(bytes.len());
+            if next < bytes.len() {
+                starts.push(next);
+            }
+        }
+        line_start = line_end + 1;
+    }
+    starts.dedup();
+    let mut out = Vec::with_capacity(starts.len());
+    for (i, &s) in starts.iter().enumerate() {
+        let e = starts.get(i + 1).copied().unwrap_or(text.len());
+        if s < e {
+            out.push((s, &text[s..e]));
+        }
+    }
+    out
+}
+
+fn memchr_newline(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|p| from + p)
+        .unwrap_or(bytes.len())
+}
+
+fn is_marker(line: &[u8], marker: &[u8]) -> bool {
+    line.starts_with(marker)
+        && line
+            .get(3)
+            .is_none_or(|c| matches!(c, b' ' | b'\t' | b'\r'))
+}
+
+enum DocResult {
+    Empty,
+    NotObject,
+    Objects(Vec<Object>),
+    Problem(ParseProblem),
+}
+
+fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> DocResult {
+    match deserialize(text, None) {
+        Err(p) => DocResult::Problem(ParseProblem {
+            span: Span::new(offset + p.span.offset, p.span.len),
+            message: p.message,
+        }),
+        Ok(DocRoot::Null) => DocResult::Empty,
+        Ok(DocRoot::NotAMap) => DocResult::NotObject,
+        Ok(DocRoot::Map(doc)) => {
+            let doc = if doc.needs_reparse {
+                let kind = classify(&doc);
+                match deserialize(text, kind) {
+                    Ok(DocRoot::Map(d)) => d,
+                    Ok(_) => doc,
+                    Err(p) => {
+                        return DocResult::Problem(ParseProblem {
+                            span: Span::new(offset + p.span.offset, p.span.len),
+                            message: p.message,
+                        });
+                    }
+                }
+            } else {
+                doc
+            };
+            if doc.api_version.is_none() || doc.kind.is_none() {
+                return DocResult::NotObject;
+            }
+            let mut objects = Vec::new();
+            into_objects(id, offset, *doc, context, &mut objects);
+            DocResult::Objects(objects)
+        }
+    }
+}
+
+fn classify(doc: &RawDoc) -> Option<Kind> {
+    match (&doc.api_version, &doc.kind) {
+        (Some(a), Some(k)) => Some(Kind::classify(a.value.as_str(), k.value.as_str())),
+        _ => None,
+    }
+}
+
+/// Turns a document (and the items of a List) into objects. Documents of kinds the model
+/// does not use are kept as header-only objects so they can be counted and selected.
+fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &mut Vec<Object>) {
+    let Some(kind) = classify(&doc) else { return };
+    let (Some(api), Some(k)) = (doc.api_version, doc.kind) else {
+        return;
+    };
+    if kind == Kind::List {
+        for item in doc.items {
+            into_objects(id, offset, item, context, out);
+        }
+        return;
+    }
+    // Unmodelled kinds are counted as objects but carry nothing rules read.
+    let (kind, body) = match doc.body {
+        Some(body) => (kind, body),
+        None => (Kind::Other, Body::Other),
+    };
+    let mut o = Object {
+        source: id,
+        doc_offset: offset,
+        context,
+        api_version: api.value.0,
+        kind,
+        kind_name: String::new(),
+        kind_span: Span::default(),
+        meta: doc.meta,
+        body,
+    };
+    o.kind_span = o.span(&k);
+    o.kind_name = k.value.0;
+    out.push(o);
+}
+
+struct DocError {
+    span: Span,
+    message: String,
+}
+
+fn deserialize(text: &str, preset: Option<Kind>) -> Result<DocRoot, DocError> {
+    serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
+        DocSeed { preset }.deserialize(d)
+    })
+    .map_err(|e| to_doc_error(text, &e))
+}
+
+fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
+    let rendered = e.to_string();
+    let message = match rendered.rfind(" at line ") {
+        Some(i) => rendered[..i].to_string(),
+        None => rendered,
+    };
+    let span = match e.location() {
+        Some(loc) => {
+            let s = loc.span();
+            match s.byte_offset() {
+                Some(off) => Span::new(off as usize, s.byte_len().unwrap_or(0) as usize),
+                None => Span::new(
+                    offset_of(text, loc.line() as usize, loc.column() as usize),
+                    0,
+                ),
+            }
+        }
+        None => Span::default(),
+    };
+    let span = Span::new(
+        span.offset.min(text.len()),
+        span.len.min(text.len().saturating_sub(span.offset)),
+    );
+    DocError { span, message }
+}
+
+/// Byte offset of a 1-based line and character column.
+pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let mut off = 0usize;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            return off
+                + l.char_indices()
+                    .nth(column.saturating_sub(1))
+                    .map(|(b, _)| b)
+                    .unwrap_or(l.len());
+        }
+        off += l.len();
+    }
+    text.len()
+}

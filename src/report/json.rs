@@ -1,0 +1,87 @@
+//! JSON output (`--format json`): the stable shape every other machine format derives
+//! from. Field names and meanings are a contract (see DESIGN.md).
+
+use super::{Report, Texts};
+use crate::diagnostic::ObjectRef;
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct JsonReport<'a> {
+    pub version: u32,
+    pub diagnostics: Vec<JsonDiagnostic<'a>>,
+    pub summary: &'a super::Summary,
+}
+
+#[derive(Serialize)]
+pub struct JsonDiagnostic<'a> {
+    pub rule: &'a str,
+    pub severity: &'a str,
+    pub message: &'a str,
+    pub help: &'a str,
+    pub file: &'a str,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub offset: usize,
+    pub length: usize,
+    pub object: Option<&'a ObjectRef>,
+    pub related: Vec<JsonRelated<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct JsonRelated<'a> {
+    pub file: &'a str,
+    pub line: usize,
+    pub column: usize,
+    pub message: &'a str,
+}
+
+pub fn build<'a>(report: &'a Report, texts: &Texts) -> JsonReport<'a> {
+    let diagnostics = report
+        .findings
+        .iter()
+        .map(|f| {
+            let p = texts.position(f.source, f.span);
+            JsonDiagnostic {
+                rule: f.rule,
+                severity: f.severity.as_str(),
+                message: &f.message,
+                help: &f.help,
+                file: &report.sources[f.source].name,
+                line: p.line,
+                column: p.column,
+                end_line: p.end_line,
+                end_column: p.end_column,
+                offset: p.offset,
+                length: p.length,
+                object: f.object.as_ref(),
+                related: f
+                    .related
+                    .iter()
+                    .map(|r| {
+                        let rp = texts.position(r.source, r.span);
+                        JsonRelated {
+                            file: &report.sources[r.source].name,
+                            line: rp.line,
+                            column: rp.column,
+                            message: &r.message,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    JsonReport {
+        version: 1,
+        diagnostics,
+        summary: &report.summary,
+    }
+}
+
+pub fn render(report: &Report, texts: &Texts) -> String {
+    let mut s = serde_json::to_string_pretty(&build(report, texts))
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}

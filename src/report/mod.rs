@@ -1,0 +1,194 @@
+//! Report stage: findings and counts → text. Only this stage writes to stdout.
+//!
+//! Sources are re-read here, and only those with findings, so earlier stages never keep a
+//! file's text. Zero-length spans of YAML containers are widened to the key that owns them,
+//! and byte offsets become 1-based lines and character columns.
+
+pub mod human;
+pub mod json;
+
+use crate::diagnostic::{Finding, Severity};
+use crate::model::{SourceId, Span};
+use crate::parse::SkipReason;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One input of the run: a file or standard input.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Path as shown to the user (relative as given on the command line), `<stdin>` for `-`.
+    pub name: String,
+    pub path: Option<PathBuf>,
+    /// Kept only for standard input, which cannot be read twice.
+    pub text: Option<String>,
+    pub context: bool,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    pub files: usize,
+    pub documents: usize,
+    pub objects: usize,
+    pub skipped: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+/// Everything a report needs.
+pub struct Report {
+    pub sources: Vec<Source>,
+    pub findings: Vec<Finding>,
+    pub summary: Summary,
+    pub skipped: Vec<(SourceId, SkipReason)>,
+    /// Documents without apiVersion/kind, which are counted but not linted.
+    pub not_objects: usize,
+    /// One-off notes for the summary (e.g. "no NodePool found").
+    pub notes: Vec<String>,
+}
+
+/// A finding's location, resolved against its source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub offset: usize,
+    pub length: usize,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+}
+
+/// Source texts loaded for rendering.
+pub struct Texts {
+    texts: BTreeMap<SourceId, String>,
+}
+
+impl Texts {
+    /// Loads the text of every source that has a finding or a related location.
+    pub fn load(report: &Report) -> Self {
+        let mut texts = BTreeMap::new();
+        let ids = report
+            .findings
+            .iter()
+            .flat_map(|f| std::iter::once(f.source).chain(f.related.iter().map(|r| r.source)));
+        for id in ids {
+            texts.entry(id).or_insert_with(|| {
+                let src = &report.sources[id];
+                match (&src.text, &src.path) {
+                    (Some(t), _) => t.clone(),
+                    (None, Some(p)) => std::fs::read(p)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default(),
+                    (None, None) => String::new(),
+                }
+            });
+        }
+        Texts { texts }
+    }
+
+    pub fn get(&self, id: SourceId) -> &str {
+        self.texts.get(&id).map(String::as_str).unwrap_or("")
+    }
+
+    /// Resolves a span to a position, widening a container's zero-length span to its key.
+    pub fn position(&self, id: SourceId, span: Span) -> Position {
+        let text = self.get(id);
+        let span = widen(text, span);
+        let (line, column) = line_col(text, span.offset);
+        let (end_line, end_column) = line_col(text, span.offset + span.len);
+        Position {
+            offset: span.offset,
+            length: span.len,
+            line,
+            column,
+            end_line,
+            end_column,
+        }
+    }
+}
+
+/// 1-based line and character column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = floor_char_boundary(text, offset.min(text.len()));
+    let before = &text[..offset];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    (line, text[line_start..offset].chars().count() + 1)
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// serde-saphyr gives a mapping or sequence value a zero-length span at its first token.
+/// Point at the key that owns it instead (`awsElasticBlockStore:` rather than the first
+/// key inside it): walk back over indentation, `- ` and `{`/`[`, then expect `key:`.
+pub fn widen(text: &str, span: Span) -> Span {
+    if span.len > 0 || span.offset > text.len() {
+        return span;
+    }
+    let bytes = text.as_bytes();
+    let mut i = floor_char_boundary(text, span.offset);
+    // Walk back over whitespace, sequence dashes, flow openers and whole comment lines.
+    loop {
+        while i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'-' | b'{' | b'[' | b'\r') {
+            i -= 1;
+        }
+        if i > 0 && bytes[i - 1] == b'\n' {
+            i -= 1;
+            // Drop a trailing comment of the previous line.
+            let line_start = text[..i].rfind('\n').map(|p| p + 1).unwrap_or(0);
+            if let Some(h) = text[line_start..i].find(" #").map(|h| line_start + h) {
+                i = h;
+            } else if text[line_start..i].trim_start().starts_with('#') {
+                i = line_start;
+            }
+            continue;
+        }
+        break;
+    }
+    if i == 0 || bytes[i - 1] != b':' {
+        return span;
+    }
+    let colon = i - 1;
+    let mut end = colon;
+    while end > 0 && bytes[end - 1] == b' ' {
+        end -= 1;
+    }
+    let mut start = end;
+    if start > 0 && matches!(bytes[start - 1], b'"' | b'\'') {
+        let q = bytes[start - 1];
+        start -= 1;
+        while start > 0 && bytes[start - 1] != q {
+            start -= 1;
+        }
+        start = start.saturating_sub(1);
+    } else {
+        while start > 0 && !matches!(bytes[start - 1], b' ' | b'\n' | b'\t' | b'{' | b',' | b'-') {
+            start -= 1;
+        }
+    }
+    if start == end {
+        return span;
+    }
+    Span::new(start, end - start)
+}
+
+/// Counts findings by severity into the summary.
+pub fn count(summary: &mut Summary, findings: &[Finding]) {
+    summary.errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    summary.warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
+    summary.infos = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Info)
+        .count();
+}

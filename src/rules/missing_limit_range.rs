@@ -1,0 +1,95 @@
+//! `missing-limit-range`: a namespace whose workloads lack requests and that has no
+//! LimitRange to default them.
+
+use super::missing_resource_requests::lacking;
+use super::{Context, Rule};
+use crate::diagnostic::{Finding, Severity};
+use crate::model::Kind;
+use std::collections::BTreeMap;
+
+pub struct MissingLimitRange;
+
+const ID: &str = "missing-limit-range";
+
+impl Rule for MissingLimitRange {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn doc(&self) -> &'static str {
+        include_str!("../../lints/missing-limit-range.md")
+    }
+    fn default_severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "namespace with request-less containers and no LimitRange to give them default requests"
+    }
+
+    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+        // namespace → (workloads lacking requests, containers lacking)
+        let mut by_ns: BTreeMap<&str, Vec<(&crate::model::Object, usize)>> = BTreeMap::new();
+        for w in cx.index.workloads().filter(|w| !w.context) {
+            let n = lacking(w, cx.index).len();
+            if n > 0 {
+                by_ns
+                    .entry(w.effective_namespace())
+                    .or_default()
+                    .push((w, n));
+            }
+        }
+        for (ns, workloads) in by_ns {
+            if cx.index.in_namespace(Kind::LimitRange, ns).next().is_some() {
+                continue;
+            }
+            let containers: usize = workloads.iter().map(|(_, n)| n).sum();
+            let message = format!(
+                "namespace \"{ns}\" has no LimitRange and {containers} container(s) in {} workload(s) without requests",
+                workloads.len()
+            );
+            let help = format!(
+                "add a LimitRange to namespace \"{ns}\" with `type: Container` and `defaultRequest` for cpu and memory, so pods without requests still tell Karpenter what they need"
+            );
+            let namespace_obj = cx
+                .index
+                .of_kind(Kind::Namespace)
+                .find(|n| n.name() == ns && !n.context);
+            let finding = match namespace_obj {
+                Some(nso) => {
+                    let mut f = Finding::new(ID, Severity::Warning, nso, nso.name_span(), message)
+                        .label("no LimitRange in this namespace");
+                    for (w, _) in workloads.iter().take(5) {
+                        f = f.related(
+                            w,
+                            w.name_span(),
+                            format!(
+                                "{} \"{}\" has containers without requests",
+                                w.kind_name,
+                                w.name()
+                            ),
+                        );
+                    }
+                    f
+                }
+                None => {
+                    let (first, _) = workloads[0];
+                    let mut f =
+                        Finding::new(ID, Severity::Warning, first, first.name_span(), message)
+                            .label(format!("first workload in \"{ns}\" without requests"));
+                    for (w, _) in workloads.iter().skip(1).take(4) {
+                        f = f.related(
+                            w,
+                            w.name_span(),
+                            format!(
+                                "{} \"{}\" has containers without requests",
+                                w.kind_name,
+                                w.name()
+                            ),
+                        );
+                    }
+                    f
+                }
+            };
+            out.push(finding.help(help));
+        }
+    }
+}
