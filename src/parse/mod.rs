@@ -282,6 +282,7 @@ fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
         Some(i) => rendered[..i].to_string(),
         None => rendered,
     };
+    let message = friendly(&message);
     let span = match e.location() {
         Some(loc) => {
             let s = loc.span();
@@ -295,11 +296,29 @@ fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
         }
         None => Span::default(),
     };
-    let span = Span::new(
-        span.offset.min(text.len()),
-        span.len.min(text.len().saturating_sub(span.offset)),
-    );
-    DocError { span, message }
+    let offset = span.offset.min(text.len());
+    // A zero-length error position points at the character there, so the report stage
+    // does not mistake it for a container span to widen.
+    let len = match span.len {
+        0 => text[offset..]
+            .chars()
+            .next()
+            .filter(|c| *c != '\n' && *c != '\r')
+            .map(char::len_utf8)
+            .unwrap_or(0),
+        n => n.min(text.len() - offset),
+    };
+    DocError { span: Span::new(offset, len), message }
+}
+
+/// serde-saphyr's messages, in the words of a Kubernetes user.
+fn friendly(message: &str) -> String {
+    let m = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+    match m.as_str() {
+        "invalid i64" | "invalid u64" | "invalid i32" | "invalid u32" => "expected an integer".into(),
+        "invalid bool" => "expected true or false".into(),
+        _ => m,
+    }
 }
 
 /// Byte offset of a 1-based line and character column.

@@ -1,0 +1,297 @@
+//! The built binary: exit codes, stdin, JSON shape, subcommands, skipped Helm templates,
+//! parse errors with spans, determinism across thread counts.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn karplint() -> Command {
+    let mut c = Command::cargo_bin("karplint").expect("binary");
+    c.env_remove("NO_COLOR").env("COLUMNS", "100");
+    c
+}
+
+fn json(args: &[&str]) -> (Value, i32) {
+    let out = karplint()
+        .args(args)
+        .arg("--format")
+        .arg("json")
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    (v, out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn exit_codes() {
+    karplint()
+        .arg("fixtures/in-tree-storage-plugin/quiet.yaml")
+        .assert()
+        .code(0);
+    karplint()
+        .arg("fixtures/in-tree-storage-plugin/fire.yaml")
+        .assert()
+        .code(1);
+    karplint()
+        .args([
+            "--fail-on",
+            "never",
+            "fixtures/in-tree-storage-plugin/fire.yaml",
+        ])
+        .assert()
+        .code(0);
+    // Only warnings: clean at the default level, failing at --fail-on warning.
+    karplint()
+        .arg("fixtures/missing-resource-requests/fire.yaml")
+        .assert()
+        .code(0);
+    karplint()
+        .args([
+            "--fail-on",
+            "warning",
+            "fixtures/missing-resource-requests/fire.yaml",
+        ])
+        .assert()
+        .code(1);
+    karplint()
+        .arg("does/not/exist.yaml")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "does/not/exist.yaml: no such file or directory",
+        ));
+    karplint().arg("--format=xml").assert().code(2);
+}
+
+#[test]
+fn stdin_is_linted() {
+    let yaml =
+        std::fs::read_to_string("fixtures/in-tree-storage-plugin/fire.yaml").expect("fixture");
+    let out = karplint()
+        .args(["--format", "json", "-"])
+        .write_stdin(yaml)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["file"], "<stdin>");
+    assert_eq!(d["rule"], "in-tree-storage-plugin");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(9), Some(3))
+    );
+}
+
+#[test]
+fn json_shape_is_the_contract() {
+    let (v, code) = json(&["fixtures/in-tree-storage-plugin/fire.yaml"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["version"], 1);
+    let d = &v["diagnostics"][0];
+    let keys: Vec<&str> = d
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for k in [
+        "rule",
+        "severity",
+        "message",
+        "help",
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "offset",
+        "length",
+        "object",
+        "related",
+    ] {
+        assert!(keys.contains(&k), "diagnostic lacks {k}: {keys:?}");
+    }
+    assert_eq!(d["object"]["apiVersion"], "v1");
+    assert_eq!(d["object"]["kind"], "PersistentVolume");
+    assert_eq!(d["object"]["namespace"], Value::Null);
+    assert_eq!(d["object"]["name"], "data");
+    assert_eq!(d["severity"], "error");
+    for k in [
+        "files",
+        "documents",
+        "objects",
+        "skipped",
+        "errors",
+        "warnings",
+        "infos",
+    ] {
+        assert!(v["summary"][k].is_u64(), "summary lacks {k}");
+    }
+    assert_eq!(v["summary"]["errors"], 1);
+    assert_eq!(v["summary"]["warnings"], 1);
+}
+
+#[test]
+fn spans_are_exact_with_crlf_and_non_ascii() {
+    let path = "fixtures/missing-resource-requests/fire-crlf-unicode.yaml";
+    let (v, _) = json(&[path]);
+    let text = std::fs::read(path).expect("fixture");
+    let d = v["diagnostics"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|d| d["rule"] == "missing-resource-requests")
+        .expect("finding");
+    let (off, len) = (
+        d["offset"].as_u64().unwrap_or(0) as usize,
+        d["length"].as_u64().unwrap_or(0) as usize,
+    );
+    assert_eq!(
+        std::str::from_utf8(&text[off..off + len]).expect("utf8"),
+        "éclair"
+    );
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(10), Some(17))
+    );
+    assert_eq!(
+        (d["end_line"].as_u64(), d["end_column"].as_u64()),
+        (Some(10), Some(23))
+    );
+    // The caret line sits exactly under the name in the human output.
+    let out = karplint()
+        .args(["--no-color", path])
+        .output()
+        .expect("runs");
+    let s = String::from_utf8(out.stdout).expect("utf8");
+    let lines: Vec<&str> = s.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains("- name: éclair"))
+        .expect("snippet line");
+    let col = |l: &str, pat: &str| l.find(pat).map(|b| l[..b].chars().count());
+    assert_eq!(col(lines[i], "éclair"), col(lines[i + 1], "───"));
+}
+
+#[test]
+fn parse_errors_have_spans_and_other_documents_still_lint() {
+    let (v, code) = json(&["fixtures/parse-error/fire-syntax.yaml"]);
+    assert_eq!(code, 1);
+    let diags = v["diagnostics"].as_array().expect("list");
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0]["rule"], "parse-error");
+    assert_eq!(
+        (diags[0]["line"].as_u64(), diags[0]["column"].as_u64()),
+        (Some(13), Some(7))
+    );
+    // Three documents, two of them objects.
+    assert_eq!(v["summary"]["documents"], 3);
+    assert_eq!(v["summary"]["objects"], 2);
+}
+
+#[test]
+fn helm_templates_are_skipped_with_a_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = dir.path().join("chart");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    std::fs::write(
+        chart.join("templates/deploy.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
+    )
+    .expect("write");
+    // Outside a chart, a file that fails to parse and holds `{{` is a template too.
+    std::fs::write(
+        dir.path().join("loose.yaml"),
+        "kind: Pod\nmetadata:\n  {{- include \"labels\" . }}\n",
+    )
+    .expect("write");
+    let out = karplint()
+        .arg("--no-color")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("2 file(s) skipped"), "{s}");
+    assert!(s.contains("helm template"), "{s}");
+    assert!(!s.contains("parse-error"), "{s}");
+}
+
+#[test]
+fn rules_and_explain() {
+    let out = karplint().arg("rules").output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    for r in karplint::rules::registry() {
+        assert!(s.contains(r.id()), "rules table lacks {}", r.id());
+    }
+    assert!(s.contains("parse-error"));
+    karplint()
+        .args(["explain", "in-tree-storage-plugin"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("## Why it matters"));
+    karplint().args(["explain", "no-such-rule"]).assert().code(2);
+}
+
+#[test]
+fn output_is_identical_at_any_thread_count() {
+    for format in ["json", "human"] {
+        let run = |j: &str| {
+            karplint()
+                .args(["--no-color", "-j", j, "--format", format, "fixtures"])
+                .output()
+                .expect("runs")
+                .stdout
+        };
+        assert_eq!(run("1"), run("2"), "format {format}");
+    }
+}
+
+#[test]
+fn binary_and_non_utf8_files_are_reported_not_fatal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a-binary.yaml"), b"\x00\x01\x02ELF").expect("write");
+    std::fs::write(
+        dir.path().join("b-latin1.yaml"),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caf\xe9\n",
+    )
+    .expect("write");
+    std::fs::copy(
+        "fixtures/in-tree-storage-plugin/fire.yaml",
+        dir.path().join("c-good.yaml"),
+    )
+    .expect("copy");
+    let (v, code) = json(&[dir.path().to_str().expect("utf8 path")]);
+    assert_eq!(code, 1);
+    let rules: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|d| d["rule"].as_str())
+        .collect();
+    assert!(rules.contains(&"parse-error"), "{rules:?}");
+    assert!(rules.contains(&"in-tree-storage-plugin"), "{rules:?}");
+    assert_eq!(v["summary"]["skipped"], 1);
+}
+
+/// The shared corpus of real manifests, when present: never exit 2, never panic.
+#[test]
+fn shared_corpus_lints_without_crashing() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if !corpus.is_dir() {
+        eprintln!("skipping: {} not present", corpus.display());
+        return;
+    }
+    let (v, code) = json(&[corpus.to_str().expect("utf8")]);
+    assert!(code == 0 || code == 1, "exit code {code}");
+    for d in v["diagnostics"].as_array().expect("list") {
+        assert!(d["line"].as_u64().unwrap_or(0) >= 1, "{d}");
+    }
+}

@@ -1,0 +1,132 @@
+//! Every rule has a doc and fixtures; fixtures fire and stay quiet as their names say; the
+//! rendered diagnostics of each rule's fixtures are snapshots; the docs' examples work.
+
+use karplint::lint::{LintOptions, lint};
+use karplint::report::{self, Texts, human};
+use std::path::{Path, PathBuf};
+
+fn rule_ids() -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = karplint::rules::registry().iter().map(|r| r.id()).collect();
+    ids.extend(karplint::rules::BUILTIN_RULES.iter().map(|(id, _, _)| *id));
+    ids.sort();
+    ids
+}
+
+fn lint_paths(paths: Vec<PathBuf>) -> report::Report {
+    let opts = LintOptions {
+        paths,
+        ..Default::default()
+    };
+    lint(&opts, &mut std::io::empty()).expect("lint runs").report
+}
+
+/// Human output of one rule's findings, without colour, at a fixed width.
+fn render_rule(mut r: report::Report, rule: &str) -> String {
+    r.findings.retain(|f| f.rule == rule);
+    report::count(&mut r.summary, &r.findings);
+    r.notes.clear();
+    let texts = Texts::load(&r);
+    human::render(
+        &r,
+        &texts,
+        human::Style {
+            color: false,
+            width: 100,
+        },
+    )
+}
+
+fn files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(prefix))
+    });
+    v.sort();
+    v
+}
+
+#[test]
+fn every_rule_has_a_doc_and_fixtures_that_fire_and_stay_quiet() {
+    for id in rule_ids() {
+        let doc = std::fs::read_to_string(format!("lints/{id}.md"))
+            .unwrap_or_else(|_| panic!("lints/{id}.md is missing"));
+        for section in [
+            "## What it checks",
+            "## Why it matters",
+            "## Example",
+            "## Fix",
+        ] {
+            assert!(doc.contains(section), "lints/{id}.md lacks {section}");
+        }
+        let dir = PathBuf::from(format!("fixtures/{id}"));
+        let fire = files(&dir, "fire");
+        let quiet = files(&dir, "quiet");
+        assert!(!fire.is_empty(), "fixtures/{id}/ has no fire*.yaml");
+        assert!(!quiet.is_empty(), "fixtures/{id}/ has no quiet*.yaml");
+        for f in fire {
+            let r = lint_paths(vec![f.clone()]);
+            assert!(
+                r.findings.iter().any(|x| x.rule == id),
+                "{} should fire {id}",
+                f.display()
+            );
+        }
+        for f in quiet {
+            let r = lint_paths(vec![f.clone()]);
+            let hits: Vec<_> = r
+                .findings
+                .iter()
+                .filter(|x| x.rule == id)
+                .map(|x| &x.message)
+                .collect();
+            assert!(
+                hits.is_empty(),
+                "{} should not fire {id}: {hits:?}",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn fixture_snapshots() {
+    for id in rule_ids() {
+        let r = lint_paths(vec![PathBuf::from(format!("fixtures/{id}"))]);
+        insta::assert_snapshot!(format!("fixtures__{id}"), render_rule(r, id));
+    }
+}
+
+/// The YAML block under a `## <section>` heading of a rule doc.
+fn yaml_block(doc: &str, section: &str) -> String {
+    let start = doc
+        .find(&format!("## {section}"))
+        .unwrap_or_else(|| panic!("no {section}"));
+    let rest = &doc[start..];
+    let open = rest.find("```yaml\n").expect("yaml block") + "```yaml\n".len();
+    let close = rest[open..].find("```").expect("closed block");
+    rest[open..open + close].to_string()
+}
+
+#[test]
+fn doc_examples_fire_and_fixes_do_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for id in rule_ids() {
+        let doc = karplint::cli::explain(id).expect("explain knows every rule");
+        for (section, should_fire) in [("Example", true), ("Fix", false)] {
+            let path = dir.path().join(format!("{id}-{section}.yaml"));
+            std::fs::write(&path, yaml_block(doc, section)).expect("write");
+            let r = lint_paths(vec![path]);
+            let fired = r.findings.iter().any(|f| f.rule == id);
+            assert_eq!(
+                fired,
+                should_fire,
+                "lints/{id}.md {section} should {}fire",
+                if should_fire { "" } else { "not " }
+            );
+        }
+    }
+}
