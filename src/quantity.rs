@@ -351,6 +351,23 @@ impl ResourceList {
         )
     }
 
+    /// `self − other` per resource, allowed to go negative (Karpenter's `resources.Subtract`:
+    /// an overhead larger than capacity leaves a negative allocatable that nothing fits);
+    /// resources only in `other` are ignored.
+    pub fn sub(&self, other: &ResourceList) -> ResourceList {
+        ResourceList(
+            self.0
+                .iter()
+                .map(|(k, v)| {
+                    let m = v
+                        .as_millis()
+                        .saturating_sub(other.get_or_zero(k).as_millis());
+                    (k.clone(), Quantity::from_millis(m))
+                })
+                .collect(),
+        )
+    }
+
     /// Per-resource maximum of `self` and `other` (`resources.MaxResources`).
     pub fn max(&self, other: &ResourceList) -> ResourceList {
         let mut out = self.clone();
