@@ -1,1 +1,557 @@
+//! Resource quantities, the arithmetic underneath the Karpenter simulator's resource stage.
+//!
+//! Pod requests, NodePool limits, kubelet reservations and instance-type capacity are all
+//! Kubernetes `resource.Quantity` strings (`500m`, `1.5Gi`, `1e3`, `2E`). This module parses
+//! them exactly as `k8s.io/apimachinery/pkg/api/resource` does, holds them as exact milli-units
+//! in an `i128` (so `2E` bytes and `1m` CPU share one type without rounding), and renders them
+//! back in the canonical style Karpenter prints in its messages (`940m`, `1392Mi`, `17Gi`).
+//! [`ResourceList`] is the `corev1.ResourceList` counterpart: a sorted map of resource name to
+//! quantity with the add / subtract / max / fits operations scheduling needs.
 
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// Why a string is not a Kubernetes quantity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuantityError {
+    /// The input was empty (after trimming nothing, Kubernetes does not trim either).
+    #[error("quantity is empty")]
+    Empty,
+    /// The input does not match `<sign><digits>[.<digits>]<suffix>`.
+    #[error(
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {input:?}"
+    )]
+    Invalid {
+        /// The offending input.
+        input: String,
+    },
+    /// The value does not fit in 128-bit milli-units.
+    #[error("quantity {input:?} is too large")]
+    Overflow {
+        /// The offending input.
+        input: String,
+    },
+}
+
+/// An exact Kubernetes quantity, stored as milli-units (`1` == 1000 millis, `1Ki` == 1,024,000).
+///
+/// Parsing rounds any precision finer than a milli-unit *away from zero* (Kubernetes'
+/// `MilliValue()` rounds up too), so `0.1m` becomes `1m`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Quantity {
+    millis: i128,
+}
+
+/// How a quantity is rendered: byte-like resources use binary suffixes, everything else doesn't.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `Ki`, `Mi`, … `Ei` when the value is a whole number divisible by 1024 (memory, storage).
+    Binary,
+    /// Plain integers, or `<n>m` when fractional (cpu, pods, extended resources).
+    Decimal,
+}
+
+const BINARY_SUFFIXES: [(&str, u32); 6] = [
+    ("Ki", 10),
+    ("Mi", 20),
+    ("Gi", 30),
+    ("Ti", 40),
+    ("Pi", 50),
+    ("Ei", 60),
+];
+
+impl Quantity {
+    /// The zero quantity.
+    pub const ZERO: Quantity = Quantity { millis: 0 };
+
+    /// A quantity of exactly `millis` milli-units.
+    pub const fn from_millis(millis: i128) -> Self {
+        Quantity { millis }
+    }
+
+    /// A whole number of units (`from_units(2)` is `2`, i.e. 2000 millis).
+    pub const fn from_units(units: i64) -> Self {
+        Quantity {
+            millis: units as i128 * 1000,
+        }
+    }
+
+    /// `mib` mebibytes, as a byte quantity.
+    pub const fn from_mebibytes(mib: i64) -> Self {
+        Quantity {
+            millis: mib as i128 * 1024 * 1024 * 1000,
+        }
+    }
+
+    /// The exact value in milli-units.
+    pub const fn as_millis(self) -> i128 {
+        self.millis
+    }
+
+    /// The value in whole units, rounded up like Kubernetes' `Value()`.
+    pub fn ceil_units(self) -> i128 {
+        self.millis.div_euclid(1000) + i128::from(self.millis.rem_euclid(1000) != 0)
+    }
+
+    /// True when the quantity is exactly zero.
+    pub const fn is_zero(self) -> bool {
+        self.millis == 0
+    }
+
+    /// Parses a Kubernetes quantity string, e.g. `500m`, `1.5Gi`, `1e3`, `-2E`, `+100Ki`.
+    pub fn parse(input: &str) -> Result<Self, QuantityError> {
+        parse_quantity(input)
+    }
+
+    /// `self + other`, saturating at the `i128` bounds.
+    pub fn saturating_add(self, other: Quantity) -> Quantity {
+        Quantity::from_millis(self.millis.saturating_add(other.millis))
+    }
+
+    /// `self - other`, never below zero (a reservation larger than capacity leaves nothing).
+    pub fn saturating_sub(self, other: Quantity) -> Quantity {
+        Quantity::from_millis(self.millis.saturating_sub(other.millis).max(0))
+    }
+
+    /// Renders with the given format (see [`Format`]).
+    pub fn display_as(self, format: Format) -> String {
+        let m = self.millis;
+        if m % 1000 != 0 {
+            return format!("{m}m");
+        }
+        let units = m / 1000;
+        if format == Format::Binary && units != 0 {
+            let abs = units.unsigned_abs();
+            for (suffix, shift) in BINARY_SUFFIXES.iter().rev() {
+                let div = 1u128 << shift;
+                if abs.is_multiple_of(div) {
+                    return format!("{}{suffix}", units / div as i128);
+                }
+            }
+        }
+        format!("{units}")
+    }
+
+    /// Renders in the format Kubernetes uses for the named resource: binary suffixes for
+    /// `memory`, `ephemeral-storage`, `storage` and `hugepages-*`, decimal for the rest.
+    pub fn display_for(self, resource: &str) -> String {
+        self.display_as(format_for(resource))
+    }
+}
+
+/// The rendering format Kubernetes uses for a resource name.
+pub fn format_for(resource: &str) -> Format {
+    if matches!(resource, "memory" | "ephemeral-storage" | "storage")
+        || resource.starts_with("hugepages-")
+    {
+        Format::Binary
+    } else {
+        Format::Decimal
+    }
+}
+
+/// The canonical rendering used in messages and round-tripped by [`Quantity::parse`]:
+///
+/// * a value that is not a whole number of units prints as milli-units: `940m`, `1500m`;
+/// * a whole, non-zero value divisible by 1024 prints with the largest binary suffix that
+///   keeps the mantissa whole: `1392Mi`, `17Gi`, `1Ki` (so byte-like values read naturally);
+/// * any other whole value prints as a plain integer: `512`, `1000`, `0`.
+///
+/// Use [`Quantity::display_for`] when the resource is known, so `1024` pods stay `1024`.
+impl fmt::Display for Quantity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display_as(Format::Binary))
+    }
+}
+
+impl FromStr for Quantity {
+    type Err = QuantityError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Quantity::parse(s)
+    }
+}
+
+fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
+    if input.is_empty() {
+        return Err(QuantityError::Empty);
+    }
+    let invalid = || QuantityError::Invalid {
+        input: input.to_string(),
+    };
+    let overflow = || QuantityError::Overflow {
+        input: input.to_string(),
+    };
+    let bytes = input.as_bytes();
+    let mut pos = 0;
+    let mut negative = false;
+    if let Some(&c) = bytes.first()
+        && (c == b'+' || c == b'-')
+    {
+        negative = c == b'-';
+        pos = 1;
+    }
+    let int_start = pos;
+    while pos < bytes.len() && bytes[pos].is_ascii_digit() {
+        pos += 1;
+    }
+    let int_digits = &input[int_start..pos];
+    let mut frac_digits = "";
+    if pos < bytes.len() && bytes[pos] == b'.' {
+        pos += 1;
+        let frac_start = pos;
+        while pos < bytes.len() && bytes[pos].is_ascii_digit() {
+            pos += 1;
+        }
+        frac_digits = &input[frac_start..pos];
+    }
+    if int_digits.is_empty() && frac_digits.is_empty() {
+        return Err(invalid());
+    }
+    let suffix = &input[pos..];
+    // (base, exponent) of the multiplier: value = number × base^exponent.
+    let (base, exponent): (u32, i32) = match suffix {
+        "" => (10, 0),
+        "n" => (10, -9),
+        "u" => (10, -6),
+        "m" => (10, -3),
+        "k" => (10, 3),
+        "M" => (10, 6),
+        "G" => (10, 9),
+        "T" => (10, 12),
+        "P" => (10, 15),
+        "E" => (10, 18),
+        "Ki" => (2, 10),
+        "Mi" => (2, 20),
+        "Gi" => (2, 30),
+        "Ti" => (2, 40),
+        "Pi" => (2, 50),
+        "Ei" => (2, 60),
+        s if s.starts_with(['e', 'E']) => {
+            let exp = &s[1..];
+            let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(invalid());
+            }
+            let e: i32 = exp.parse().map_err(|_| overflow())?;
+            (10, e)
+        }
+        _ => return Err(invalid()),
+    };
+
+    // mantissa = int_digits.frac_digits as an integer, scaled by 10^-frac_len.
+    let digits: String = format!("{int_digits}{frac_digits}");
+    let digits = digits.trim_start_matches('0');
+    let mut mantissa: i128 = 0;
+    for b in digits.bytes() {
+        mantissa = mantissa
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i128::from(b - b'0')))
+            .ok_or_else(overflow)?;
+    }
+    if mantissa == 0 {
+        return Ok(Quantity::ZERO);
+    }
+    let frac_len = i32::try_from(frac_digits.len()).map_err(|_| overflow())?;
+
+    // millis = mantissa × 10^(3 - frac_len) × base^exponent, rounded away from zero.
+    let mut num: i128 = mantissa;
+    let mut den: i128 = 1;
+    let mul_pow = |v: i128, b: i128, e: u32| -> Option<i128> {
+        let mut v = v;
+        for _ in 0..e {
+            v = v.checked_mul(b)?;
+        }
+        Some(v)
+    };
+    let ten_exp = 3 - frac_len + if base == 10 { exponent } else { 0 };
+    if ten_exp >= 0 {
+        num = mul_pow(num, 10, ten_exp.unsigned_abs()).ok_or_else(overflow)?;
+    } else {
+        // Beyond 10^38 the denominator cannot be represented; the value is then below one
+        // milli-unit, which rounds up to 1m.
+        den = mul_pow(den, 10, ten_exp.unsigned_abs()).unwrap_or(i128::MAX);
+    }
+    if base == 2 {
+        num = mul_pow(num, 2, exponent.unsigned_abs()).ok_or_else(overflow)?;
+    }
+    let mut millis = num / den + i128::from(num % den != 0);
+    if negative {
+        millis = -millis;
+    }
+    Ok(Quantity::from_millis(millis))
+}
+
+/// A `corev1.ResourceList`: resource name → quantity, iterated in sorted key order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResourceList(BTreeMap<String, Quantity>);
+
+impl ResourceList {
+    /// An empty list.
+    pub fn new() -> Self {
+        ResourceList(BTreeMap::new())
+    }
+
+    /// Sets `name` to `quantity`, replacing any previous value.
+    pub fn insert(&mut self, name: impl Into<String>, quantity: Quantity) {
+        self.0.insert(name.into(), quantity);
+    }
+
+    /// Builder form of [`ResourceList::insert`].
+    pub fn with(mut self, name: impl Into<String>, quantity: Quantity) -> Self {
+        self.insert(name, quantity);
+        self
+    }
+
+    /// The quantity for `name`, if present.
+    pub fn get(&self, name: &str) -> Option<Quantity> {
+        self.0.get(name).copied()
+    }
+
+    /// The quantity for `name`, zero when absent (Kubernetes' convention).
+    pub fn get_or_zero(&self, name: &str) -> Quantity {
+        self.get(name).unwrap_or(Quantity::ZERO)
+    }
+
+    /// Removes `name`, returning its quantity.
+    pub fn remove(&mut self, name: &str) -> Option<Quantity> {
+        self.0.remove(name)
+    }
+
+    /// Iterates `(name, quantity)` in sorted name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Quantity)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    /// Number of resources listed.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no resource is listed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds every quantity of `other` into `self` (`resources.MergeInto`).
+    pub fn add(&mut self, other: &ResourceList) {
+        for (k, v) in &other.0 {
+            let cur = self.0.entry(k.clone()).or_default();
+            *cur = cur.saturating_add(*v);
+        }
+    }
+
+    /// `self − other` per resource, floored at zero; resources only in `other` are ignored.
+    pub fn saturating_sub(&self, other: &ResourceList) -> ResourceList {
+        ResourceList(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), v.saturating_sub(other.get_or_zero(k))))
+                .collect(),
+        )
+    }
+
+    /// `self − other` per resource, allowed to go negative (Karpenter's `resources.Subtract`:
+    /// an overhead larger than capacity leaves a negative allocatable that nothing fits);
+    /// resources only in `other` are ignored.
+    pub fn sub(&self, other: &ResourceList) -> ResourceList {
+        ResourceList(
+            self.0
+                .iter()
+                .map(|(k, v)| {
+                    let m = v
+                        .as_millis()
+                        .saturating_sub(other.get_or_zero(k).as_millis());
+                    (k.clone(), Quantity::from_millis(m))
+                })
+                .collect(),
+        )
+    }
+
+    /// Per-resource maximum of `self` and `other` (`resources.MaxResources`).
+    pub fn max(&self, other: &ResourceList) -> ResourceList {
+        let mut out = self.clone();
+        for (k, v) in &other.0 {
+            let cur = out.0.entry(k.clone()).or_insert(*v);
+            if *v > *cur {
+                *cur = *v;
+            }
+        }
+        out
+    }
+
+    /// `Ok(())` when every requested quantity is ≤ what `available` lists (absent = 0);
+    /// otherwise the names of the resources that do not fit, in sorted order.
+    pub fn fits(&self, available: &ResourceList) -> Result<(), Vec<String>> {
+        let short: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(k, v)| **v > available.get_or_zero(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if short.is_empty() { Ok(()) } else { Err(short) }
+    }
+
+    /// Karpenter's rendering of a resource list, e.g. `{"cpu":"512","memory":"1Gi","pods":"1"}`.
+    pub fn to_json_string(&self) -> String {
+        let body: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}:{}",
+                    serde_json::Value::from(k.as_str()),
+                    serde_json::Value::from(v.display_for(k))
+                )
+            })
+            .collect();
+        format!("{{{}}}", body.join(","))
+    }
+}
+
+impl fmt::Display for ResourceList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json_string())
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Quantity)> for ResourceList {
+    fn from_iter<T: IntoIterator<Item = (K, Quantity)>>(iter: T) -> Self {
+        ResourceList(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn q(s: &str) -> Quantity {
+        Quantity::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parses_like_kubernetes() {
+        let cases: &[(&str, i128)] = &[
+            ("0", 0),
+            ("1", 1000),
+            ("500m", 500),
+            ("0.5", 500),
+            (".5", 500),
+            ("5.", 5000),
+            ("1Ki", 1024 * 1000),
+            ("100Ki", 100 * 1024 * 1000),
+            ("1Gi", (1 << 30) * 1000),
+            ("1.5Gi", 1_610_612_736_000),
+            ("1e3", 1_000_000),
+            ("1E3", 1_000_000),
+            ("1e-3", 1),
+            ("1e+3", 1_000_000),
+            ("2E", 2_000_000_000_000_000_000_000),
+            ("2Ei", 2 * (1 << 60) * 1000),
+            ("0.1", 100),
+            ("+1", 1000),
+            ("-1", -1000),
+            ("-500m", -500),
+            ("1k", 1_000_000),
+            ("1M", 1_000_000_000),
+            ("1G", 1_000_000_000_000),
+            ("1000n", 1),
+            ("1n", 1),
+            ("1u", 1),
+            ("0.1m", 1),
+            ("007", 7000),
+            ("0.000", 0),
+        ];
+        for (s, millis) in cases {
+            assert_eq!(q(s).as_millis(), *millis, "{s}");
+        }
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for s in [
+            "", "abc", "1x", "1 Gi", " 1", "1Gi ", "Gi", "+", "-", ".", "1.2.3", "1e", "1e+",
+            "1ee3", "1KI", "1kb", "--1", "1mm", "1Gix", "0x10", "1e3.5",
+        ] {
+            assert!(Quantity::parse(s).is_err(), "{s:?} should be rejected");
+        }
+        assert_eq!(Quantity::parse(""), Err(QuantityError::Empty));
+        assert!(matches!(
+            Quantity::parse("1e99"),
+            Err(QuantityError::Overflow { .. })
+        ));
+    }
+
+    #[test]
+    fn renders_canonically() {
+        assert_eq!(q("940m").to_string(), "940m");
+        assert_eq!(q("1392Mi").to_string(), "1392Mi");
+        assert_eq!(q("17Gi").to_string(), "17Gi");
+        assert_eq!(q("512").to_string(), "512");
+        assert_eq!(q("1024Mi").to_string(), "1Gi");
+        assert_eq!(q("1500").to_string(), "1500");
+        assert_eq!(q("2000m").to_string(), "2");
+        assert_eq!(q("0").to_string(), "0");
+        assert_eq!(q("-1Ki").to_string(), "-1Ki");
+        assert_eq!(q("1024").display_for("pods"), "1024");
+        assert_eq!(q("1024").display_for("memory"), "1Ki");
+        assert_eq!(q("1.5").display_for("cpu"), "1500m");
+    }
+
+    #[test]
+    fn resource_list_ops() {
+        let req: ResourceList = [("cpu", q("512")), ("memory", q("1Gi")), ("pods", q("1"))]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            req.to_json_string(),
+            r#"{"cpu":"512","memory":"1Gi","pods":"1"}"#
+        );
+        let avail: ResourceList = [("cpu", q("3920m")), ("memory", q("14481Mi"))]
+            .into_iter()
+            .collect();
+        assert_eq!(req.fits(&avail), Err(vec!["cpu".into(), "pods".into()]));
+        let small: ResourceList = [("cpu", q("1")), ("nvidia.com/gpu", q("0"))]
+            .into_iter()
+            .collect();
+        assert_eq!(small.fits(&avail), Ok(()));
+
+        let mut sum = avail.clone();
+        sum.add(&small);
+        assert_eq!(sum.get("cpu"), Some(q("4920m")));
+        assert_eq!(sum.get("nvidia.com/gpu"), Some(Quantity::ZERO));
+        let diff = avail.saturating_sub(&req);
+        assert_eq!(diff.get("cpu"), Some(Quantity::ZERO));
+        assert_eq!(diff.get("memory"), Some(q("13457Mi")));
+        assert_eq!(diff.get("pods"), None);
+        let mx = req.max(&avail);
+        assert_eq!(mx.get("cpu"), Some(q("512")));
+        assert_eq!(mx.get("memory"), Some(q("14481Mi")));
+        assert_eq!(mx.get("pods"), Some(q("1")));
+    }
+
+    proptest! {
+        #[test]
+        fn display_round_trips(millis in -(1i128 << 90)..(1i128 << 90)) {
+            let v = Quantity::from_millis(millis);
+            prop_assert_eq!(Quantity::parse(&v.to_string()), Ok(v));
+            prop_assert_eq!(Quantity::parse(&v.display_for("cpu")), Ok(v));
+        }
+
+        #[test]
+        fn whole_binary_round_trips(units in 0i64..(1i64 << 40), shift in 0u32..20) {
+            let v = Quantity::from_millis(i128::from(units) * 1000 * (1i128 << shift));
+            prop_assert_eq!(Quantity::parse(&v.to_string()), Ok(v));
+        }
+
+        #[test]
+        fn decimal_strings_parse_exactly(int in 0u64..1_000_000, frac in 0u32..1000) {
+            let s = format!("{int}.{frac:03}");
+            prop_assert_eq!(
+                Quantity::parse(&s).map(Quantity::as_millis),
+                Ok(i128::from(int) * 1000 + i128::from(frac))
+            );
+        }
+    }
+}
