@@ -1,1 +1,553 @@
+//! Taints and tolerations, the first check of the simulator stage.
+//!
+//! Before Karpenter looks at labels or resources it asks whether the pod tolerates every
+//! `spec.template.spec.taints` entry of a NodePool (core `pkg/scheduling/taints.go`, using
+//! upstream `Toleration.ToleratesTaint`). This module reproduces that match, the
+//! `PreferNoSchedule` relaxation Karpenter applies as its last resort, and the exact wording of
+//! the `did not tolerate taint` message in each Karpenter generation, plus the toleration YAML
+//! karplint suggests as a fix. Types here are plain strings; the model stage converts YAML.
 
+use std::fmt;
+use std::str::FromStr;
+
+/// A taint or toleration effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Effect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+impl Effect {
+    /// The Kubernetes spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::NoSchedule => "NoSchedule",
+            Effect::PreferNoSchedule => "PreferNoSchedule",
+            Effect::NoExecute => "NoExecute",
+        }
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not one of the Kubernetes taint effects or toleration operators.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaintError {
+    #[error("unknown taint effect {0:?}")]
+    UnknownEffect(String),
+    #[error("unknown toleration operator {0:?}")]
+    UnknownOperator(String),
+}
+
+impl FromStr for Effect {
+    type Err = TaintError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "NoSchedule" => Ok(Effect::NoSchedule),
+            "PreferNoSchedule" => Ok(Effect::PreferNoSchedule),
+            "NoExecute" => Ok(Effect::NoExecute),
+            other => Err(TaintError::UnknownEffect(other.to_owned())),
+        }
+    }
+}
+
+/// A NodePool (or node) taint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Taint {
+    pub key: String,
+    /// Empty when the taint has no value.
+    pub value: String,
+    pub effect: Effect,
+}
+
+impl Taint {
+    /// A taint from its parts.
+    pub fn new(key: impl Into<String>, value: impl Into<String>, effect: Effect) -> Self {
+        Taint {
+            key: key.into(),
+            value: value.into(),
+            effect,
+        }
+    }
+
+    /// Upstream `Taint.MatchTaint`: same key and effect, whatever the value.
+    pub fn matches(&self, other: &Taint) -> bool {
+        self.key == other.key && self.effect == other.effect
+    }
+}
+
+/// Upstream `Taint.ToString`: `key=value:Effect`, or `key:Effect` when the value is empty.
+impl fmt::Display for Taint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}:{}", self.key, self.effect)
+        } else {
+            write!(f, "{}={}:{}", self.key, self.value, self.effect)
+        }
+    }
+}
+
+/// A toleration operator. Kubernetes defaults an absent operator to `Equal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TolerationOperator {
+    Exists,
+    #[default]
+    Equal,
+}
+
+impl TolerationOperator {
+    /// The Kubernetes spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TolerationOperator::Exists => "Exists",
+            TolerationOperator::Equal => "Equal",
+        }
+    }
+}
+
+impl FromStr for TolerationOperator {
+    type Err = TaintError;
+
+    /// Parses the YAML value; the empty string is `Equal`, as in Kubernetes.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "Exists" => Ok(TolerationOperator::Exists),
+            "Equal" | "" => Ok(TolerationOperator::Equal),
+            other => Err(TaintError::UnknownOperator(other.to_owned())),
+        }
+    }
+}
+
+/// A pod toleration.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Toleration {
+    /// Empty matches every key (with `Exists`).
+    pub key: String,
+    pub operator: TolerationOperator,
+    /// Compared only with `Equal`.
+    pub value: String,
+    /// `None` matches every effect.
+    pub effect: Option<Effect>,
+}
+
+impl Toleration {
+    /// Upstream `Toleration.ToleratesTaint`: the effect matches (or is unset), the key matches
+    /// (or is empty), and the value is equal for `Equal` (ignored for `Exists`).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        tolerates(self, taint)
+    }
+}
+
+/// Upstream `Toleration.ToleratesTaint`; see [`Toleration::tolerates`].
+pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
+    if toleration.effect.is_some_and(|e| e != taint.effect) {
+        return false;
+    }
+    if !toleration.key.is_empty() && toleration.key != taint.key {
+        return false;
+    }
+    match toleration.operator {
+        TolerationOperator::Exists => true,
+        TolerationOperator::Equal => toleration.value == taint.value,
+    }
+}
+
+/// Whether any of `tolerations` tolerates `taint`.
+pub fn is_tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
+    tolerations.iter().any(|t| tolerates(t, taint))
+}
+
+/// The first taint, in NodePool order, that no toleration tolerates.
+pub fn first_untolerated<'a>(tolerations: &[Toleration], taints: &'a [Taint]) -> Option<&'a Taint> {
+    taints
+        .iter()
+        .find(|taint| !is_tolerated(tolerations, taint))
+}
+
+/// Every taint, in NodePool order, that no toleration tolerates (Karpenter reports them all,
+/// joined with `"; "`).
+pub fn untolerated<'a>(tolerations: &[Toleration], taints: &'a [Taint]) -> Vec<&'a Taint> {
+    taints
+        .iter()
+        .filter(|taint| !is_tolerated(tolerations, taint))
+        .collect()
+}
+
+/// Which Karpenter generation's wording to quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TaintMessageStyle {
+    /// Core v1.5 and later: `did not tolerate taint (taint=k=v:Effect)`.
+    #[default]
+    Head,
+    /// Core v1.1–v1.4: `did not tolerate k=v:Effect`.
+    V1_1ToV1_4,
+    /// Core v1.0 and older: like v1.1–v1.4 but an empty value still prints `k=:Effect`.
+    UpToV1_0,
+}
+
+/// Karpenter's message for one untolerated taint.
+pub fn untolerated_taint_message(taint: &Taint, style: TaintMessageStyle) -> String {
+    match style {
+        TaintMessageStyle::Head => format!("did not tolerate taint (taint={taint})"),
+        TaintMessageStyle::V1_1ToV1_4 => format!("did not tolerate {taint}"),
+        TaintMessageStyle::UpToV1_0 => {
+            format!(
+                "did not tolerate {}={}:{}",
+                taint.key, taint.value, taint.effect
+            )
+        }
+    }
+}
+
+/// Karpenter's error for a pod against a NodePool's taints: every untolerated taint's message
+/// joined with `"; "`, or `None` when the pod tolerates them all.
+pub fn taints_error(
+    tolerations: &[Toleration],
+    taints: &[Taint],
+    style: TaintMessageStyle,
+) -> Option<String> {
+    let messages: Vec<String> = untolerated(tolerations, taints)
+        .into_iter()
+        .map(|taint| untolerated_taint_message(taint, style))
+        .collect();
+    (!messages.is_empty()).then(|| messages.join("; "))
+}
+
+/// The narrowest toleration of `taint`: `Equal` with the taint's value, or `Exists` when the
+/// taint has no value, always with the taint's effect.
+pub fn suggested_toleration(taint: &Taint) -> Toleration {
+    let operator = if taint.value.is_empty() {
+        TolerationOperator::Exists
+    } else {
+        TolerationOperator::Equal
+    };
+    Toleration {
+        key: taint.key.clone(),
+        operator,
+        value: taint.value.clone(),
+        effect: Some(taint.effect),
+    }
+}
+
+fn yaml_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The toleration as a YAML sequence item for `spec.tolerations`, each line prefixed with
+/// `indent` spaces. Strings are double-quoted so values like `true` stay strings.
+pub fn toleration_yaml(toleration: &Toleration, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut fields: Vec<String> = Vec::new();
+    if !toleration.key.is_empty() {
+        fields.push(format!("key: {}", yaml_quote(&toleration.key)));
+    }
+    fields.push(format!(
+        "operator: {}",
+        yaml_quote(toleration.operator.as_str())
+    ));
+    if toleration.operator == TolerationOperator::Equal {
+        fields.push(format!("value: {}", yaml_quote(&toleration.value)));
+    }
+    if let Some(effect) = toleration.effect {
+        fields.push(format!("effect: {}", yaml_quote(effect.as_str())));
+    }
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let lead = if i == 0 { "- " } else { "  " };
+            format!("{pad}{lead}{field}\n")
+        })
+        .collect()
+}
+
+/// The toleration Karpenter adds as its last relaxation step when some NodePool has a
+/// `PreferNoSchedule` taint: `{operator: Exists, effect: PreferNoSchedule}`.
+pub fn prefer_no_schedule_toleration() -> Toleration {
+    Toleration {
+        key: String::new(),
+        operator: TolerationOperator::Exists,
+        value: String::new(),
+        effect: Some(Effect::PreferNoSchedule),
+    }
+}
+
+/// Whether any taint has the `PreferNoSchedule` effect (the condition for the relaxation).
+pub fn has_prefer_no_schedule(taints: &[Taint]) -> bool {
+    taints.iter().any(|t| t.effect == Effect::PreferNoSchedule)
+}
+
+/// The pod's tolerations after Karpenter's `PreferNoSchedule` relaxation, or `None` when the
+/// pod already carries that exact toleration (upstream `MatchToleration`), so relaxing changes
+/// nothing.
+pub fn with_prefer_no_schedule_toleration(tolerations: &[Toleration]) -> Option<Vec<Toleration>> {
+    let relaxation = prefer_no_schedule_toleration();
+    if tolerations.contains(&relaxation) {
+        return None;
+    }
+    let mut out = tolerations.to_vec();
+    out.push(relaxation);
+    Some(out)
+}
+
+/// The taint Karpenter (v1) puts on nodes it is disrupting.
+pub fn disrupted_taint() -> Taint {
+    Taint::new("karpenter.sh/disrupted", "", Effect::NoSchedule)
+}
+
+/// The taint Karpenter puts on nodes at launch and removes at registration.
+pub fn unregistered_taint() -> Taint {
+    Taint::new("karpenter.sh/unregistered", "", Effect::NoExecute)
+}
+
+/// Whether Karpenter ignores `taint` on a node it has not initialized yet (known ephemeral
+/// taints: not-ready, unreachable, cloud-provider uninitialized, Karpenter's unregistered
+/// taint, and anything under `readiness.k8s.io/`). Matched by key and effect.
+pub fn is_known_ephemeral_taint(taint: &Taint) -> bool {
+    let ephemeral = [
+        Taint::new("node.kubernetes.io/not-ready", "", Effect::NoSchedule),
+        Taint::new("node.kubernetes.io/not-ready", "", Effect::NoExecute),
+        Taint::new("node.kubernetes.io/unreachable", "", Effect::NoSchedule),
+        Taint::new(
+            "node.cloudprovider.kubernetes.io/uninitialized",
+            "true",
+            Effect::NoSchedule,
+        ),
+        unregistered_taint(),
+    ];
+    taint.key.starts_with("readiness.k8s.io/") || ephemeral.iter().any(|e| e.matches(taint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taint(key: &str, value: &str, effect: Effect) -> Taint {
+        Taint::new(key, value, effect)
+    }
+
+    fn tol(key: &str, op: TolerationOperator, value: &str, effect: Option<Effect>) -> Toleration {
+        Toleration {
+            key: key.into(),
+            operator: op,
+            value: value.into(),
+            effect,
+        }
+    }
+
+    use Effect::*;
+    use TolerationOperator::{Equal, Exists};
+
+    #[test]
+    fn parse_effects_and_operators() {
+        assert_eq!("NoSchedule".parse(), Ok(NoSchedule));
+        assert_eq!("PreferNoSchedule".parse(), Ok(PreferNoSchedule));
+        assert_eq!("NoExecute".parse(), Ok(NoExecute));
+        assert!("noschedule".parse::<Effect>().is_err());
+        assert_eq!("".parse(), Ok(Equal));
+        assert_eq!("Exists".parse(), Ok(Exists));
+        assert_eq!(
+            "Lt".parse::<TolerationOperator>(),
+            Err(TaintError::UnknownOperator("Lt".into()))
+        );
+    }
+
+    #[test]
+    fn empty_key_exists_tolerates_everything() {
+        let all = tol("", Exists, "", None);
+        for t in [
+            taint("a", "1", NoSchedule),
+            taint("b", "", NoExecute),
+            taint("c", "x", PreferNoSchedule),
+        ] {
+            assert!(tolerates(&all, &t), "{t}");
+        }
+        let all_no_schedule = tol("", Exists, "", Some(NoSchedule));
+        assert!(tolerates(&all_no_schedule, &taint("a", "1", NoSchedule)));
+        assert!(!tolerates(&all_no_schedule, &taint("a", "1", NoExecute)));
+    }
+
+    #[test]
+    fn exists_ignores_value_equal_compares_it() {
+        let t = taint("dedicated", "gpu", NoSchedule);
+        assert!(tolerates(&tol("dedicated", Exists, "", None), &t));
+        assert!(tolerates(&tol("dedicated", Exists, "cpu", None), &t));
+        assert!(tolerates(&tol("dedicated", Equal, "gpu", None), &t));
+        assert!(!tolerates(&tol("dedicated", Equal, "cpu", None), &t));
+        assert!(!tolerates(&tol("dedicated", Equal, "", None), &t));
+        assert!(!tolerates(&tol("other", Exists, "", None), &t));
+        // default operator is Equal: an empty value only matches a valueless taint
+        let valueless = taint("dedicated", "", NoSchedule);
+        assert!(tolerates(
+            &Toleration {
+                key: "dedicated".into(),
+                ..Default::default()
+            },
+            &valueless
+        ));
+    }
+
+    #[test]
+    fn empty_effect_matches_all_effects_but_set_effect_must_match() {
+        let t = taint("k", "v", NoExecute);
+        assert!(tolerates(&tol("k", Equal, "v", None), &t));
+        assert!(tolerates(&tol("k", Equal, "v", Some(NoExecute)), &t));
+        assert!(!tolerates(&tol("k", Equal, "v", Some(NoSchedule)), &t));
+    }
+
+    #[test]
+    fn first_untolerated_follows_taint_order() {
+        let taints = [
+            taint("a", "", NoSchedule),
+            taint("b", "x", NoSchedule),
+            taint("c", "", PreferNoSchedule),
+        ];
+        let tols = [tol("a", Exists, "", None)];
+        assert_eq!(first_untolerated(&tols, &taints), Some(&taints[1]));
+        assert_eq!(untolerated(&tols, &taints), vec![&taints[1], &taints[2]]);
+        assert_eq!(
+            first_untolerated(&[tol("", Exists, "", None)], &taints),
+            None
+        );
+        assert_eq!(first_untolerated(&[], &[]), None);
+    }
+
+    #[test]
+    fn messages_per_version() {
+        let valued = taint("dedicated", "gpu", NoSchedule);
+        let bare = taint("nvidia.com/gpu", "", NoExecute);
+        use TaintMessageStyle::*;
+        assert_eq!(
+            untolerated_taint_message(&valued, Head),
+            "did not tolerate taint (taint=dedicated=gpu:NoSchedule)"
+        );
+        assert_eq!(
+            untolerated_taint_message(&bare, Head),
+            "did not tolerate taint (taint=nvidia.com/gpu:NoExecute)"
+        );
+        assert_eq!(
+            untolerated_taint_message(&valued, V1_1ToV1_4),
+            "did not tolerate dedicated=gpu:NoSchedule"
+        );
+        assert_eq!(
+            untolerated_taint_message(&bare, V1_1ToV1_4),
+            "did not tolerate nvidia.com/gpu:NoExecute"
+        );
+        assert_eq!(
+            untolerated_taint_message(&bare, UpToV1_0),
+            "did not tolerate nvidia.com/gpu=:NoExecute"
+        );
+        assert_eq!(
+            taints_error(&[], &[valued.clone(), bare.clone()], Head).as_deref(),
+            Some(
+                "did not tolerate taint (taint=dedicated=gpu:NoSchedule); \
+                 did not tolerate taint (taint=nvidia.com/gpu:NoExecute)"
+            )
+        );
+        assert_eq!(
+            taints_error(&[tol("", Exists, "", None)], &[valued], Head),
+            None
+        );
+    }
+
+    #[test]
+    fn suggested_toleration_tolerates_and_renders() {
+        let valued = taint("dedicated", "true", NoSchedule);
+        let suggestion = suggested_toleration(&valued);
+        assert!(tolerates(&suggestion, &valued));
+        assert_eq!(
+            toleration_yaml(&suggestion, 2),
+            "  - key: \"dedicated\"\n    operator: \"Equal\"\n    value: \"true\"\n    \
+             effect: \"NoSchedule\"\n"
+        );
+        let bare = taint("nvidia.com/gpu", "", NoSchedule);
+        let suggestion = suggested_toleration(&bare);
+        assert!(tolerates(&suggestion, &bare));
+        assert_eq!(
+            toleration_yaml(&suggestion, 0),
+            "- key: \"nvidia.com/gpu\"\n  operator: \"Exists\"\n  effect: \"NoSchedule\"\n"
+        );
+        assert_eq!(
+            toleration_yaml(&prefer_no_schedule_toleration(), 0),
+            "- operator: \"Exists\"\n  effect: \"PreferNoSchedule\"\n"
+        );
+        let odd = tol("k", Equal, "a\"b\\c", None);
+        assert_eq!(
+            toleration_yaml(&odd, 0),
+            "- key: \"k\"\n  operator: \"Equal\"\n  value: \"a\\\"b\\\\c\"\n"
+        );
+    }
+
+    #[test]
+    fn prefer_no_schedule_relaxation() {
+        let taints = [
+            taint("spot", "", PreferNoSchedule),
+            taint("x", "", NoSchedule),
+        ];
+        assert!(has_prefer_no_schedule(&taints));
+        assert!(!has_prefer_no_schedule(&taints[1..]));
+        let tols = [tol("x", Exists, "", None)];
+        assert_eq!(first_untolerated(&tols, &taints), Some(&taints[0]));
+        let relaxed = with_prefer_no_schedule_toleration(&tols).expect("relaxation applies");
+        assert_eq!(relaxed.len(), 2);
+        assert_eq!(first_untolerated(&relaxed, &taints), None);
+        assert_eq!(with_prefer_no_schedule_toleration(&relaxed), None);
+        // relaxation never tolerates harder effects
+        assert!(!is_tolerated(&relaxed[1..], &taints[1]));
+    }
+
+    #[test]
+    fn karpenter_taints_and_ephemeral_taints() {
+        assert_eq!(
+            disrupted_taint().to_string(),
+            "karpenter.sh/disrupted:NoSchedule"
+        );
+        assert_eq!(
+            unregistered_taint().to_string(),
+            "karpenter.sh/unregistered:NoExecute"
+        );
+        assert!(is_known_ephemeral_taint(&unregistered_taint()));
+        assert!(is_known_ephemeral_taint(&taint(
+            "node.kubernetes.io/not-ready",
+            "",
+            NoExecute
+        )));
+        assert!(is_known_ephemeral_taint(&taint(
+            "node.cloudprovider.kubernetes.io/uninitialized",
+            "true",
+            NoSchedule
+        )));
+        assert!(is_known_ephemeral_taint(&taint(
+            "readiness.k8s.io/net",
+            "",
+            NoSchedule
+        )));
+        assert!(!is_known_ephemeral_taint(&taint(
+            "node.kubernetes.io/unreachable",
+            "",
+            NoExecute
+        )));
+        assert!(!is_known_ephemeral_taint(&disrupted_taint()));
+        // a blanket Exists toleration also tolerates karpenter.sh/disrupted
+        assert!(tolerates(&tol("", Exists, "", None), &disrupted_taint()));
+    }
+}
