@@ -249,6 +249,7 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         None => (Kind::Other, Body::Other),
     };
     let mut o = Object {
+        id: 0,
         source: id,
         doc_offset: offset,
         context,
@@ -308,14 +309,19 @@ fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
             .unwrap_or(0),
         n => n.min(text.len() - offset),
     };
-    DocError { span: Span::new(offset, len), message }
+    DocError {
+        span: Span::new(offset, len),
+        message,
+    }
 }
 
 /// serde-saphyr's messages, in the words of a Kubernetes user.
 fn friendly(message: &str) -> String {
     let m = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     match m.as_str() {
-        "invalid i64" | "invalid u64" | "invalid i32" | "invalid u32" => "expected an integer".into(),
+        "invalid i64" | "invalid u64" | "invalid i32" | "invalid u32" => {
+            "expected an integer".into()
+        }
         "invalid bool" => "expected true or false".into(),
         _ => m,
     }
