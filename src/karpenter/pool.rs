@@ -316,7 +316,12 @@ impl<'a, 'c> Pool<'a, 'c> {
                         })
                     })
             })
-            .unwrap_or_default();
+            // EKS Auto Mode nodes run Bottlerocket.
+            .unwrap_or(if flavor == LabelFlavor::EksAutoMode {
+                AmiFamily::Bottlerocket
+            } else {
+                AmiFamily::default()
+            });
         let root_volume = nc.and_then(|c| {
             c.block_device_mappings
                 .iter()
