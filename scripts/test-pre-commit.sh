@@ -4,15 +4,18 @@
 # must fail each hook, and clean ones must pass.
 #
 # Needs `pre-commit` on PATH (pip install pre-commit) and cargo: `language: rust` builds
-# karplint with cargo install at the repository's HEAD (commit what you want tested; when the
-# tree is dirty, try-repo snapshots the working tree instead). PRE_COMMIT_HOME may be set to
-# reuse the built hook environment between runs.
+# karplint with cargo install at the repository's HEAD (when the tree is dirty, try-repo
+# snapshots the working tree instead). KARPLINT_PRE_COMMIT_TARGET may name a cargo target
+# directory to keep between runs.
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-export PRE_COMMIT_HOME="${PRE_COMMIT_HOME:-$work/cache}"
+# try-repo installs the hooks into a fresh temporary store on every call (PRE_COMMIT_HOME
+# is not used), so `language: rust` runs `cargo install` each time: a shared target
+# directory makes every install after the first rebuild only the karplint crate.
+export CARGO_TARGET_DIR="${KARPLINT_PRE_COMMIT_TARGET:-$work/target}"
 export GIT_AUTHOR_NAME=karplint GIT_AUTHOR_EMAIL=karplint@example.invalid
 export GIT_COMMITTER_NAME=karplint GIT_COMMITTER_EMAIL=karplint@example.invalid
 
@@ -53,26 +56,26 @@ YAML
 git add -A
 git commit -qm fixtures
 
-run() { # hook, extra args...; prints output, returns pre-commit's status
-  local hook="$1"; shift
-  pre-commit try-repo "$repo" "$hook" "$@" > "$work/out.txt" 2>&1
+run() { # try-repo args...; prints the output, returns pre-commit's status
+  pre-commit try-repo "$repo" "$@" > "$work/out.txt" 2>&1
   local rc=$?
   cat "$work/out.txt"
   return $rc
 }
+hook_line() { # hook name as printed, Passed|Failed
+  grep -Eq "^$1\.+$2\$" "$work/out.txt"
+}
 
 start=$(date +%s)
-echo "== karplint, clean repository: must pass (the LimitRange in platform/ is seen)"
-run karplint --all-files || fail "karplint failed on clean manifests"
+echo "== 1. clean repository, all files: both hooks pass (the LimitRange in platform/ is seen)"
+run --all-files || fail "hooks failed on clean manifests"
+hook_line 'karplint' Passed || fail "karplint did not pass"
+hook_line 'karplint \(changed files\)' Passed || fail "karplint-changed did not pass"
 echo "   (first run, including cargo install: $(( $(date +%s) - start ))s)"
 
-echo "== karplint-changed, clean file staged: must pass with context from .karplint.yaml"
-echo "# touched" >> apps/good.yaml
-git add apps/good.yaml
-run karplint-changed || fail "karplint-changed failed on a clean file"
-
-echo "== karplint, a manifest with an error: must fail"
-cat > apps/bad.yaml <<'YAML'
+echo "== 2. a committed manifest with an error, a clean file changed:"
+echo "      karplint (whole repository) fails, karplint-changed (changed file only) passes"
+cat > apps/legacy.yaml <<'YAML'
 apiVersion: v1
 kind: PersistentVolume
 metadata:
@@ -83,12 +86,20 @@ spec:
   awsElasticBlockStore:
     volumeID: vol-0123456789abcdef0
 YAML
-git add apps/bad.yaml
-if run karplint --all-files; then fail "karplint passed with apps/bad.yaml"; fi
+git add apps/legacy.yaml
+git commit -qm "legacy volume"
+echo "# touched" >> apps/good.yaml
+git add apps/good.yaml
+if run; then fail "hooks passed with apps/legacy.yaml in the repository"; fi
+hook_line 'karplint' Failed || fail "karplint did not fail on the repository"
 grep -q "in-tree-storage-plugin" "$work/out.txt" || fail "karplint output does not name the rule"
+hook_line 'karplint \(changed files\)' Passed || fail "karplint-changed looked beyond the changed file"
 
-echo "== karplint-changed, bad file staged: must fail"
-if run karplint-changed; then fail "karplint-changed passed with apps/bad.yaml"; fi
-grep -q "apps/bad.yaml" "$work/out.txt" || fail "karplint-changed output does not name the file"
+echo "== 3. the bad manifest changed: karplint-changed fails"
+echo "# touched" >> apps/legacy.yaml
+git add apps/legacy.yaml
+if run karplint-changed; then fail "karplint-changed passed with apps/legacy.yaml changed"; fi
+hook_line 'karplint \(changed files\)' Failed || fail "karplint-changed did not fail"
+grep -q "apps/legacy.yaml" "$work/out.txt" || fail "karplint-changed output does not name the file"
 
-echo "test-pre-commit: 4 passed, 0 failed ($(( $(date +%s) - start ))s)"
+echo "test-pre-commit: 3 passed, 0 failed ($(( $(date +%s) - start ))s)"
