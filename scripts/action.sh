@@ -6,7 +6,8 @@
 #
 # Install, in order:
 #   1. $KARPLINT_BIN, when set (tests, or a binary installed by an earlier step);
-#   2. the release archive for INPUT_VERSION:
+#   2. the release archive for INPUT_VERSION (default: the version in the action's
+#      Cargo.toml, i.e. the release matching the tag the workflow pinned; `source` skips it):
 #        $KARPLINT_RELEASE_URL/v<version>/karplint-<version>-<target>.tar.gz
 #      holding a `karplint` binary, where <target> is x86_64-unknown-linux-gnu,
 #      aarch64-unknown-linux-gnu, x86_64-apple-darwin or aarch64-apple-darwin;
@@ -22,6 +23,12 @@ tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 release_url="${KARPLINT_RELEASE_URL:-https://github.com/karplint/karplint/releases/download}"
 version="${INPUT_VERSION:-}"
 version="${version#v}"
+if [ -z "$version" ]; then
+  # Default: the release matching the action's own checkout (its Cargo.toml version).
+  while IFS= read -r line; do
+    if [[ "$line" =~ ^version\ *=\ *\"([^\"]+)\" ]]; then version="${BASH_REMATCH[1]}"; break; fi
+  done < "$action_path/Cargo.toml"
+fi
 
 target_triple() {
   case "$(uname -s)-$(uname -m)" in

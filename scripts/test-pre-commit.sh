@@ -16,6 +16,9 @@ trap 'rm -rf "$work"' EXIT
 # is not used), so `language: rust` runs `cargo install` each time: a shared target
 # directory makes every install after the first rebuild only the karplint crate.
 export CARGO_TARGET_DIR="${KARPLINT_PRE_COMMIT_TARGET:-$work/target}"
+# The hook binary only has to work, not be fast: skip LTO so those rebuilds take seconds.
+export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-16}"
 export GIT_AUTHOR_NAME=karplint GIT_AUTHOR_EMAIL=karplint@example.invalid
 export GIT_COMMITTER_NAME=karplint GIT_COMMITTER_EMAIL=karplint@example.invalid
 

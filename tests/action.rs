@@ -165,30 +165,38 @@ fn missing_release_falls_back_to_cargo_install() {
         std::fs::set_permissions(bin.path().join(t), std::fs::Permissions::from_mode(0o755))
             .unwrap();
     }
-    let out = Command::new(which("bash").unwrap())
-        .arg(root.join("scripts/action.sh"))
-        .env_clear()
-        .env("PATH", bin.path())
-        .env("GITHUB_ACTION_PATH", root)
-        .env("GITHUB_WORKSPACE", ws.path())
-        .env("RUNNER_TEMP", temp.path())
-        .env("INPUT_VERSION", "v9.9.9")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("/v9.9.9/karplint-9.9.9-"), "{stderr}");
-    assert!(
-        stderr.contains("no release binary for 9.9.9; building from source"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains(&format!(
-            "cargo install --locked --quiet --path {}",
-            root.display()
-        )),
-        "{stderr}"
-    );
+    // An explicit version, and the default: the action's own Cargo.toml version.
+    for (input, version) in [("v9.9.9", "9.9.9"), ("", env!("CARGO_PKG_VERSION"))] {
+        let out = Command::new(which("bash").unwrap())
+            .arg(root.join("scripts/action.sh"))
+            .env_clear()
+            .env("PATH", bin.path())
+            .env("GITHUB_ACTION_PATH", root)
+            .env("GITHUB_WORKSPACE", ws.path())
+            .env("RUNNER_TEMP", temp.path())
+            .env("INPUT_VERSION", input)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("/v{version}/karplint-{version}-")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "no release binary for {version}; building from source"
+            )),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "cargo install --locked --quiet --path {}",
+                root.display()
+            )),
+            "{stderr}"
+        );
+    }
 }
 
 fn which(tool: &str) -> Result<std::path::PathBuf, ()> {

@@ -248,6 +248,19 @@ fn config_errors_point_into_the_file() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("failon"), "{err}");
     assert!(err.contains(".karplint.yaml:1:1"), "{err}");
+
+    // Flags are as strict as the file.
+    for bad in [
+        "nope=off",
+        "missing-limit-range=loud",
+        "missing-limit-range",
+    ] {
+        let out = karplint(tmp.path())
+            .args(["--no-config", "--rule", bad, "."])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--rule {bad}");
+    }
 }
 
 #[test]
