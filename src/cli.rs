@@ -1,21 +1,41 @@
 //! Command line: clap definitions, and the glue from arguments to the pipeline and from the
 //! report to stdout and an exit code (0 clean, 1 findings at or above `--fail-on`, 2 usage,
 //! configuration or I/O errors).
+//!
+//! Settings come from `.karplint.yaml` (found in the current directory or a parent, or
+//! named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
+//! write several reports from one run.
 
-use crate::diagnostic::Severity;
+use crate::config::{self, Config, Level};
 use crate::lint::{self, LintOptions};
-use crate::report::{self, human, json};
+use crate::report::{self, github, human, json, markdown, sarif};
 use crate::rules;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+pub use crate::config::FailOn;
+
+const OUTPUT_HELP: &str = "\
+Formats and outputs pair up in order: the first --output receives the first --format, and
+so on; `-` is standard output. Formats left without an --output go to standard output (at
+most one may). For example, annotations in the log plus a SARIF file:
+
+  karplint --format github --format sarif --output - --output karplint.sarif manifests/
+
+Configuration: .karplint.yaml in the current directory or the nearest parent (or --config).
+Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
+--include, --exclude and --context replace the file's lists when given.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage, config or I/O error.";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "karplint",
     version,
     about = "Tells you, from the YAML alone, why Karpenter would leave a pod Pending",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_long_help = OUTPUT_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -29,12 +49,25 @@ pub struct LintArgs {
     /// Files or directories to lint; `-` reads one YAML stream from standard input
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    /// Exit with 1 when a finding at or above this severity is reported
-    #[arg(long, value_enum, default_value_t = FailOn::Error)]
-    pub fail_on: FailOn,
+    /// Output format (repeatable; pairs with --output in order) [default: human]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Vec<Format>,
+    /// Write the report of the matching --format here; `-` is standard output (repeatable)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Vec<PathBuf>,
+    /// Exit with 1 when a finding at or above this severity is reported [default: error,
+    /// or failOn from the config]
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Read this config file instead of looking for .karplint.yaml
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+    /// Ignore any .karplint.yaml
+    #[arg(long)]
+    pub no_config: bool,
+    /// Set a rule's level, overriding the config: ID=off|info|warning|error (repeatable)
+    #[arg(long, value_name = "ID=LEVEL")]
+    pub rule: Vec<String>,
     /// Skip files matching this glob (repeatable)
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
@@ -64,6 +97,7 @@ pub struct LintArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 pub enum Command {
     /// List every rule with its default severity and a one-line summary
     Rules,
@@ -75,31 +109,27 @@ pub enum Command {
     /// Show where Karpenter would put each workload: NodePool, fitting instance types, or
     /// why it would stay Pending
     Plan(LintArgs),
+    /// Print a shell completion script: `karplint completions bash > /etc/bash_completion.d/karplint`
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `karplint man > /usr/local/share/man/man1/karplint.1`
+    Man,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// Graphical reports with source snippets
     Human,
+    /// The stable JSON shape (version 1)
     Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOn {
-    Error,
-    Warning,
-    Info,
-    Never,
-}
-
-impl FailOn {
-    fn threshold(self) -> Option<Severity> {
-        match self {
-            FailOn::Error => Some(Severity::Error),
-            FailOn::Warning => Some(Severity::Warning),
-            FailOn::Info => Some(Severity::Info),
-            FailOn::Never => None,
-        }
-    }
+    /// SARIF 2.1.0, for code scanning
+    Sarif,
+    /// GitHub Actions workflow commands (annotations)
+    Github,
+    /// A Markdown table for job summaries and PR comments
+    Markdown,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -122,6 +152,21 @@ pub fn run() -> i32 {
             }
         },
         Some(Command::Plan(args)) => run_plan(&args),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "karplint", &mut out);
+            print_out(&String::from_utf8_lossy(&out))
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => print_out(&String::from_utf8_lossy(&out)),
+                Err(e) => {
+                    eprintln!("karplint: rendering the man page: {e}");
+                    2
+                }
+            }
+        }
         None => run_lint(&cli.lint),
     }
 }
@@ -163,8 +208,8 @@ pub fn rules_table() -> String {
 
 /// The `karplint explain RULE` text.
 pub fn explain(rule: &str) -> Option<&'static str> {
-    if rule == "parse-error" {
-        return Some(include_str!("../lints/parse-error.md"));
+    if let Some(doc) = rules::builtin_doc(rule) {
+        return Some(doc);
     }
     rules::registry()
         .into_iter()
@@ -173,23 +218,157 @@ pub fn explain(rule: &str) -> Option<&'static str> {
 }
 
 fn run_plan(args: &LintArgs) -> i32 {
-    let outcome = match lint_outcome(args) {
+    let (outcome, _) = match lint_outcome(args) {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let text = match args.format {
+    let text = match args.format.first().copied().unwrap_or(Format::Human) {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&outcome.plan).unwrap_or_default();
             s.push('\n');
             s
         }
-        Format::Human => crate::report::plan::render_table(&outcome.plan),
+        _ => crate::report::plan::render_table(&outcome.plan),
     };
     print_out(&text)
 }
 
-/// Runs the pipeline for the lint arguments; `Err` carries the exit code.
-fn lint_outcome(args: &LintArgs) -> Result<lint::Outcome, i32> {
+/// Where one report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    Stdout,
+    File(PathBuf),
+}
+
+/// Pairs `--format` with `--output` in order (see `--help`). At most one report may go to
+/// standard output.
+pub fn destinations(
+    formats: &[Format],
+    outputs: &[PathBuf],
+) -> Result<Vec<(Format, Destination)>, String> {
+    let formats: Vec<Format> = if formats.is_empty() {
+        vec![Format::Human; outputs.len().max(1)]
+    } else {
+        formats.to_vec()
+    };
+    if outputs.len() > formats.len() {
+        return Err(format!(
+            "{} --output given for {} --format; give one --format per --output",
+            outputs.len(),
+            formats.len()
+        ));
+    }
+    let pairs: Vec<(Format, Destination)> = formats
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let d = match outputs.get(i) {
+                Some(p) if p.as_os_str() != "-" => Destination::File(p.clone()),
+                _ => Destination::Stdout,
+            };
+            (*f, d)
+        })
+        .collect();
+    if pairs.iter().filter(|p| p.1 == Destination::Stdout).count() > 1 {
+        return Err(
+            "more than one --format would write to standard output; pair each with an --output FILE"
+                .into(),
+        );
+    }
+    Ok(pairs)
+}
+
+/// Loads the config that applies: `--config`, else `.karplint.yaml` here or above.
+fn load_config(args: &LintArgs) -> Result<Option<Config>, i32> {
+    if args.no_config {
+        return Ok(None);
+    }
+    let path = match &args.config {
+        Some(p) => Some(p.clone()),
+        None => std::env::current_dir()
+            .ok()
+            .and_then(|d| config::discover(&d))
+            .map(|p| relative_to_cwd(&p)),
+    };
+    let Some(path) = path else { return Ok(None) };
+    match config::load(&path, &rules::known_ids()) {
+        Ok(c) => Ok(Some(c)),
+        Err(e) => {
+            let mut out = String::new();
+            let theme = if std::io::stderr().is_terminal() {
+                miette::GraphicalTheme::unicode()
+            } else {
+                miette::GraphicalTheme::unicode_nocolor()
+            };
+            let handler = miette::GraphicalReportHandler::new_themed(theme).with_links(false);
+            if handler.render_report(&mut out, &*e).is_err() {
+                out = format!("karplint: {e}\n");
+            }
+            eprint!("{out}");
+            Err(2)
+        }
+    }
+}
+
+/// A discovered config path, shown relative to the working directory when it is below it.
+fn relative_to_cwd(p: &Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(&cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| p.to_path_buf())
+}
+
+/// Flags over the file: the options of this run and its `--fail-on`.
+pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailOn), String> {
+    let cfg = cfg.unwrap_or_default();
+    let pick = |flag: &Vec<String>, file: Vec<String>| {
+        if flag.is_empty() { file } else { flag.clone() }
+    };
+    let mut levels = cfg.rules;
+    let known = rules::known_ids();
+    for r in &args.rule {
+        let (id, level) = r
+            .split_once('=')
+            .ok_or_else(|| format!("--rule {r:?}: expected ID=LEVEL"))?;
+        if !known.contains(&id) {
+            return Err(format!(
+                "--rule {r:?}: unknown rule {id:?}; `karplint rules` lists them"
+            ));
+        }
+        let level = Level::parse(level)
+            .ok_or_else(|| format!("--rule {r:?}: level must be off, info, warning or error"))?;
+        levels.insert(id.to_string(), level);
+    }
+    let opts = LintOptions {
+        paths: args.paths.clone(),
+        context: if args.context.is_empty() {
+            cfg.context
+        } else {
+            args.context.clone()
+        },
+        include: pick(&args.include, cfg.include),
+        exclude: pick(&args.exclude, cfg.exclude),
+        follow: args.follow,
+        max_file_size: args.max_file_size,
+        rules: levels,
+        instance_types: args
+            .instance_types
+            .clone()
+            .or_else(|| cfg.cluster.as_ref().and_then(|c| c.instance_types.clone())),
+        cluster: cfg.cluster,
+    };
+    let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
+    Ok((opts, fail_on))
+}
+
+/// Runs the pipeline for the lint arguments (config file, flags, threads); `Err` carries
+/// the exit code.
+fn lint_outcome(args: &LintArgs) -> Result<(lint::Outcome, FailOn), i32> {
+    let cfg = load_config(args)?;
+    let (opts, fail_on) = merge(args, cfg).map_err(|e| {
+        eprintln!("karplint: {e}");
+        2
+    })?;
     if let Some(n) = args.threads
         && let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
@@ -198,49 +377,89 @@ fn lint_outcome(args: &LintArgs) -> Result<lint::Outcome, i32> {
         eprintln!("karplint: cannot start {n} threads: {e}");
         return Err(2);
     }
-    let opts = LintOptions {
-        paths: args.paths.clone(),
-        context: args.context.clone(),
-        include: args.include.clone(),
-        exclude: args.exclude.clone(),
-        follow: args.follow,
-        max_file_size: args.max_file_size,
-        instance_types: args.instance_types.clone(),
-    };
-    lint::lint(&opts, &mut std::io::stdin()).map_err(|e| {
+    let outcome = lint::lint(&opts, &mut std::io::stdin()).map_err(|e| {
         eprintln!("karplint: {e}");
         2
-    })
+    })?;
+    Ok((outcome, fail_on))
 }
 
 fn run_lint(args: &LintArgs) -> i32 {
-    let outcome = match lint_outcome(args) {
+    let dests = match destinations(&args.format, &args.output) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("karplint: {e}");
+            return 2;
+        }
+    };
+    let (outcome, fail_on) = match lint_outcome(args) {
         Ok(o) => o,
         Err(code) => return code,
     };
     let report = &outcome.report;
     let texts = report::Texts::load(report);
-    let color = !args.no_color
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::io::stdout().is_terminal();
     let width = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(100);
-    let text = match args.format {
-        Format::Human => human::render(report, &texts, human::Style { color, width }),
-        Format::Json => json::render(report, &texts),
-    };
     for e in &outcome.io_errors {
         eprintln!("karplint: {e}");
     }
-    let code = print_out(&text);
+    let mut code = 0;
+    for (format, dest) in &dests {
+        let color = *dest == Destination::Stdout
+            && !args.no_color
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && std::io::stdout().is_terminal();
+        let text = match format {
+            Format::Human => human::render(report, &texts, human::Style { color, width }),
+            Format::Json => json::render(report, &texts),
+            Format::Sarif => sarif::render(report, &texts),
+            Format::Github => github::render(report, &texts),
+            Format::Markdown => markdown::render(report, &texts),
+        };
+        let written = match dest {
+            Destination::Stdout => print_out(&text),
+            Destination::File(p) => match std::fs::write(p, text) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("karplint: writing {}: {e}", p.display());
+                    2
+                }
+            },
+        };
+        code = code.max(written);
+    }
     if code != 0 || !outcome.io_errors.is_empty() {
         return 2;
     }
-    let failed = args
-        .fail_on
+    let failed = fail_on
         .threshold()
         .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
     i32::from(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_pair_with_outputs_in_order() {
+        let d = destinations(
+            &[Format::Github, Format::Sarif],
+            &[PathBuf::from("-"), PathBuf::from("k.sarif")],
+        )
+        .unwrap();
+        assert_eq!(d[0], (Format::Github, Destination::Stdout));
+        assert_eq!(d[1], (Format::Sarif, Destination::File("k.sarif".into())));
+        assert_eq!(
+            destinations(&[], &[]).unwrap()[0],
+            (Format::Human, Destination::Stdout)
+        );
+        assert!(destinations(&[Format::Json, Format::Sarif], &[]).is_err());
+        assert!(destinations(&[Format::Json], &["a".into(), "b".into()]).is_err());
+        // One unpaired format goes to stdout.
+        let d = destinations(&[Format::Sarif, Format::Human], &["k.sarif".into()]).unwrap();
+        assert_eq!(d[1], (Format::Human, Destination::Stdout));
+    }
 }

@@ -6,6 +6,7 @@
 //! with the Karpenter simulator in [`karpenter`] and the whole run in [`lint`].
 
 pub mod cli;
+pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod index;
@@ -16,3 +17,4 @@ pub mod parse;
 pub mod quantity;
 pub mod report;
 pub mod rules;
+pub mod suppress;

@@ -3,6 +3,7 @@
 //! This is the library's entry point; the CLI only turns arguments into [`LintOptions`] and
 //! the report into output and an exit code.
 
+use crate::config::{ClusterFacts, Level};
 use crate::diagnostic::{Finding, Severity};
 use crate::discover::{self, DiscoverError, Filters, Input};
 use crate::index::Index;
@@ -11,7 +12,9 @@ use crate::model::{Object, Span};
 use crate::parse::{self, ParsedSource, SkipReason};
 use crate::report::{self, Report, Source, Summary};
 use crate::rules;
+use crate::suppress;
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -24,6 +27,10 @@ pub struct LintOptions {
     pub follow: bool,
     /// Files larger than this are skipped with a note.
     pub max_file_size: u64,
+    /// Per-rule levels from the config and `--rule`: applied after suppressions.
+    pub rules: BTreeMap<String, Level>,
+    /// `cluster:` facts from the config, for the simulator.
+    pub cluster: Option<ClusterFacts>,
     /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
     pub instance_types: Option<PathBuf>,
 }
@@ -52,6 +59,8 @@ impl Default for LintOptions {
             follow: false,
             max_file_size: 256 * 1024 * 1024,
             instance_types: None,
+            rules: BTreeMap::new(),
+            cluster: None,
         }
     }
 }
@@ -123,7 +132,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         }
     }
 
-    let parsed: Vec<Result<ParsedSource, String>> = sources
+    let parsed: Vec<Result<(ParsedSource, bool), String>> = sources
         .par_iter()
         .enumerate()
         .map(|(id, src)| read_and_parse(id, src, opts.max_file_size))
@@ -138,11 +147,13 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     let mut skipped = Vec::new();
     let mut notes = Vec::new();
     let mut not_objects = 0;
+    let mut scan = vec![false; sources.len()];
     for (id, p) in parsed.into_iter().enumerate() {
         let src = &sources[id];
         match p {
             Err(e) => io_errors.push(e),
-            Ok(p) => {
+            Ok((p, has_marker)) => {
+                scan[id] = has_marker;
                 if let Some(reason) = p.skipped {
                     skipped.push((id, reason));
                     continue;
@@ -179,6 +190,22 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     let cx = rules::Context::new(&index, catalog);
     findings.extend(rules::run(&registry, &cx));
     let plan = crate::report::plan::rows(&cx);
+    let applied = suppress::apply(findings, &objects, &sources, &scan, &rules::known_ids());
+    let level = |rule: &str| opts.rules.get(rule).copied();
+    summary.suppressed = applied
+        .suppressed
+        .iter()
+        .filter(|f| level(f.rule) != Some(Level::Off))
+        .count();
+    let mut findings = applied.findings;
+    findings.retain_mut(|f| match level(f.rule) {
+        Some(Level::Off) => false,
+        Some(Level::On(sev)) => {
+            f.severity = sev;
+            true
+        }
+        None => true,
+    });
     if index.nodepools().next().is_none()
         && objects.iter().any(|o| !o.context && o.kind.is_workload())
     {
@@ -214,7 +241,8 @@ fn display_path(p: &std::path::Path) -> String {
     s.strip_prefix("./").map(str::to_owned).unwrap_or(s)
 }
 
-fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<ParsedSource, String> {
+/// Reads and parses a source; the flag tells whether its text holds a suppression comment.
+fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<(ParsedSource, bool), String> {
     let owned;
     let text: &str = match (&src.text, &src.path) {
         (Some(t), _) => t,
@@ -224,20 +252,26 @@ fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<ParsedSource, Str
                 return Err(format!("{}: is a directory", src.name));
             }
             if meta.len() > max {
-                return Ok(ParsedSource {
-                    skipped: Some(SkipReason::TooLarge {
-                        bytes: meta.len(),
-                        limit: max,
-                    }),
-                    ..Default::default()
-                });
+                return Ok((
+                    ParsedSource {
+                        skipped: Some(SkipReason::TooLarge {
+                            bytes: meta.len(),
+                            limit: max,
+                        }),
+                        ..Default::default()
+                    },
+                    false,
+                ));
             }
             let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", src.name))?;
             if bytes.contains(&0) {
-                return Ok(ParsedSource {
-                    skipped: Some(SkipReason::Binary),
-                    ..Default::default()
-                });
+                return Ok((
+                    ParsedSource {
+                        skipped: Some(SkipReason::Binary),
+                        ..Default::default()
+                    },
+                    false,
+                ));
             }
             match String::from_utf8(bytes) {
                 Ok(s) => {
@@ -246,20 +280,24 @@ fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<ParsedSource, Str
                 }
                 Err(e) => {
                     let at = e.utf8_error().valid_up_to();
-                    return Ok(ParsedSource {
-                        problems: vec![parse::ParseProblem {
-                            span: Span::new(at, 0),
-                            message: format!(
-                                "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
-                            ),
-                        }],
-                        ..Default::default()
-                    });
+                    return Ok((
+                        ParsedSource {
+                            problems: vec![parse::ParseProblem {
+                                span: Span::new(at, 0),
+                                message: format!(
+                                    "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
+                                ),
+                            }],
+                            ..Default::default()
+                        },
+                        false,
+                    ));
                 }
             }
         }
         (None, None) => "",
     };
     let helm = src.path.as_deref().is_some_and(discover::is_helm_template);
-    Ok(parse::parse_source(id, text, src.context, helm))
+    let marker = !src.context && text.contains(suppress::MARKER);
+    Ok((parse::parse_source(id, text, src.context, helm), marker))
 }

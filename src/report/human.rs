@@ -148,6 +148,9 @@ pub fn summary_text(report: &Report) -> String {
         "karplint: {} file(s), {} document(s), {} object(s): {} error(s), {} warning(s), {} info(s)",
         s.files, s.documents, s.objects, s.errors, s.warnings, s.infos
     );
+    if s.suppressed > 0 {
+        out.push_str(&format!(", {} suppressed", s.suppressed));
+    }
     if report.not_objects > 0 {
         out.push_str(&format!(
             "; {} document(s) without apiVersion/kind ignored",

@@ -4,9 +4,12 @@
 //! file's text. Zero-length spans of YAML containers are widened to the key that owns them,
 //! and byte offsets become 1-based lines and character columns.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod markdown;
 pub mod plan;
+pub mod sarif;
 
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{SourceId, Span};
@@ -34,6 +37,8 @@ pub struct Summary {
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
+    /// Findings hidden by `karplint-ignore` comments or `karplint.io/ignore` annotations.
+    pub suppressed: usize,
 }
 
 /// Everything a report needs.

@@ -148,11 +148,35 @@ pub fn registry() -> Vec<Box<dyn Rule>> {
 }
 
 /// Rules that are not in the registry because another stage produces their findings.
-pub const BUILTIN_RULES: &[(&str, Severity, &str)] = &[(
-    "parse-error",
-    Severity::Error,
-    "a YAML syntax error, duplicate key or invalid value of a field karplint reads",
-)];
+pub const BUILTIN_RULES: &[(&str, Severity, &str)] = &[
+    (
+        "parse-error",
+        Severity::Error,
+        "a YAML syntax error, duplicate key or invalid value of a field karplint reads",
+    ),
+    (
+        "unused-suppression",
+        Severity::Info,
+        "a karplint-ignore comment or karplint.io/ignore annotation that matched no finding",
+    ),
+];
+
+/// The `lints/<id>.md` text of a rule in [`BUILTIN_RULES`].
+pub fn builtin_doc(id: &str) -> Option<&'static str> {
+    match id {
+        "parse-error" => Some(include_str!("../../lints/parse-error.md")),
+        "unused-suppression" => Some(include_str!("../../lints/unused-suppression.md")),
+        _ => None,
+    }
+}
+
+/// Every rule id, built-in and registered, sorted: what config and suppressions may name.
+pub fn known_ids() -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = BUILTIN_RULES.iter().map(|r| r.0).collect();
+    ids.extend(registry().iter().map(|r| r.id()));
+    ids.sort_unstable();
+    ids
+}
 
 /// Runs every rule over the index; findings on context objects are dropped.
 pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {

@@ -1,0 +1,445 @@
+//! Configuration: `.karplint.yaml`, found in the current directory or the nearest parent
+//! (or named with `--config`), read before the pipeline starts.
+//!
+//! The file is strict on purpose: an unknown key, an unknown rule id or a bad level is an
+//! error with a span in the config file, rendered by miette, and the run stops with exit
+//! code 2, because a typo in a config silently disabling nothing is worse than a failed run.
+//! Paths in `context:` and `cluster.instanceTypes` are relative to the file's directory.
+//! Command-line flags override what the file says; merging happens in the CLI.
+
+use crate::diagnostic::Severity;
+use crate::model::de::{Spanned, SpannedMap};
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The file name looked for in the current directory and its parents.
+pub const FILE_NAME: &str = ".karplint.yaml";
+
+/// What a rule is set to: not reported, or reported at a severity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Off,
+    On(Severity),
+}
+
+impl Level {
+    /// Parses a level; `false` is how a YAML 1.1 reader sees an unquoted `off`.
+    pub fn parse(s: &str) -> Option<Level> {
+        Some(match s {
+            "off" | "false" => Level::Off,
+            "info" => Level::On(Severity::Info),
+            "warning" => Level::On(Severity::Warning),
+            "error" => Level::On(Severity::Error),
+            _ => return None,
+        })
+    }
+}
+
+/// `failOn:` / `--fail-on`: the lowest severity that makes the exit code 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+impl FailOn {
+    pub fn parse(s: &str) -> Option<FailOn> {
+        Some(match s {
+            "error" => FailOn::Error,
+            "warning" => FailOn::Warning,
+            "info" => FailOn::Info,
+            "never" => FailOn::Never,
+            _ => return None,
+        })
+    }
+
+    pub fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
+}
+
+/// Facts about the cluster that manifests cannot tell (`cluster:`). Validated and carried
+/// to the rules; the simulator reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterFacts {
+    pub region: Option<String>,
+    pub zones: Vec<String>,
+    pub node_groups: Vec<NodeGroup>,
+    pub subnets: Vec<Subnet>,
+    /// A `aws ec2 describe-instance-types` JSON file, resolved against the config's directory.
+    pub instance_types: Option<PathBuf>,
+}
+
+/// A managed (non-Karpenter) node group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeGroup {
+    pub name: String,
+    pub instance_type: String,
+    pub count: u32,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<NodeGroupTaint>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeGroupTaint {
+    pub key: String,
+    pub value: Option<String>,
+    pub effect: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subnet {
+    pub id: String,
+    pub zone: String,
+    pub available_ipv4: u64,
+}
+
+/// A config file, validated.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Rule id → level, from `rules:`.
+    pub rules: BTreeMap<String, Level>,
+    pub exclude: Vec<String>,
+    pub include: Vec<String>,
+    /// Already resolved against the config file's directory.
+    pub context: Vec<PathBuf>,
+    pub fail_on: Option<FailOn>,
+    pub cluster: Option<ClusterFacts>,
+}
+
+/// Why a config could not be used. Rendered by miette with the offending span.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    #[diagnostic(code(karplint::config))]
+    Io { path: String, message: String },
+    #[error("{message}")]
+    #[diagnostic(code(karplint::config))]
+    Invalid {
+        message: String,
+        #[source_code]
+        src: NamedSource<String>,
+        #[label("{label}")]
+        span: SourceSpan,
+        label: String,
+        #[help]
+        help: Option<String>,
+    },
+}
+
+// --- raw, spanned shape of the file -------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct RawConfig {
+    rules: SpannedMap,
+    exclude: Vec<String>,
+    include: Vec<String>,
+    context: Vec<String>,
+    fail_on: Option<Spanned<String>>,
+    cluster: Option<RawCluster>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct RawCluster {
+    region: Option<String>,
+    zones: Vec<String>,
+    node_groups: Vec<RawNodeGroup>,
+    subnets: Vec<RawSubnet>,
+    instance_types: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawNodeGroup {
+    name: String,
+    instance_type: String,
+    #[serde(default)]
+    count: u32,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    taints: Vec<RawTaint>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawTaint {
+    key: String,
+    #[serde(default)]
+    value: Option<String>,
+    effect: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawSubnet {
+    id: String,
+    zone: String,
+    #[serde(rename = "availableIPv4", alias = "availableIpv4")]
+    available_ipv4: u64,
+}
+
+/// The config file that applies in `dir`: `.karplint.yaml` there or in the nearest parent.
+pub fn discover(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .map(|d| d.join(FILE_NAME))
+        .find(|p| p.is_file())
+}
+
+/// Reads and validates a config file. `known_rules` are the rule ids `rules:` may name.
+pub fn load(path: &Path, known_rules: &[&str]) -> Result<Config, Box<ConfigError>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Box::new(ConfigError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    })?;
+    parse(path, &text, known_rules)
+}
+
+/// Validates the text of a config file read from `path`.
+pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Box<ConfigError>> {
+    let name = path.display().to_string();
+    let invalid = |span: (usize, usize), message: String, label: &str, help: Option<String>| {
+        Box::new(ConfigError::Invalid {
+            message,
+            src: NamedSource::new(&name, text.to_string()),
+            span: span.into(),
+            label: label.to_string(),
+            help,
+        })
+    };
+    let raw: Option<RawConfig> = serde_saphyr::from_str(text).map_err(|e| {
+        let rendered = e.to_string();
+        let message = match rendered.rfind(" at line ") {
+            Some(i) => rendered[..i].to_string(),
+            None => rendered,
+        };
+        let span = e
+            .location()
+            .map(|loc| {
+                let s = loc.span();
+                match s.byte_offset() {
+                    Some(o) => (o as usize, s.byte_len().unwrap_or(0) as usize),
+                    None => (
+                        crate::parse::offset_of(text, loc.line() as usize, loc.column() as usize),
+                        0,
+                    ),
+                }
+            })
+            .unwrap_or((0, 0));
+        let span = (span.0.min(text.len()), span.1);
+        invalid(
+            span,
+            format!("invalid config: {message}"),
+            "here",
+            Some("top-level keys are rules, exclude, include, context, failOn and cluster".into()),
+        )
+    })?;
+    let raw = raw.unwrap_or_default();
+    let span_of = |s: &Spanned<String>| {
+        let sp = s.referenced.span();
+        (
+            sp.byte_offset().unwrap_or(0) as usize,
+            sp.byte_len().unwrap_or(0) as usize,
+        )
+    };
+    let base = path
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+
+    let mut rules = BTreeMap::new();
+    for (k, v) in &raw.rules.0 {
+        if !known_rules.contains(&k.value.as_str()) {
+            let close = closest(&k.value, known_rules);
+            return Err(invalid(
+                span_of(k),
+                format!("unknown rule {:?} in config", k.value),
+                "unknown rule",
+                Some(match close {
+                    Some(c) => format!("did you mean `{c}`? `karplint rules` lists every rule"),
+                    None => "`karplint rules` lists every rule".into(),
+                }),
+            ));
+        }
+        let Some(level) = Level::parse(v.value.as_str()) else {
+            let sp = v.referenced.span();
+            return Err(invalid(
+                (
+                    sp.byte_offset().unwrap_or(0) as usize,
+                    sp.byte_len().unwrap_or(0) as usize,
+                ),
+                format!("invalid level {:?} for rule {}", v.value.as_str(), k.value),
+                "invalid level",
+                Some("use one of off, info, warning, error".into()),
+            ));
+        };
+        rules.insert(k.value.clone(), level);
+    }
+    let fail_on = match &raw.fail_on {
+        None => None,
+        Some(f) => Some(FailOn::parse(&f.value).ok_or_else(|| {
+            invalid(
+                span_of(f),
+                format!("invalid failOn {:?}", f.value),
+                "invalid level",
+                Some("use one of error, warning, info, never".into()),
+            )
+        })?),
+    };
+    let cluster = match raw.cluster {
+        None => None,
+        Some(c) => {
+            let mut node_groups = Vec::new();
+            for g in c.node_groups {
+                let mut taints = Vec::new();
+                for t in g.taints {
+                    if !matches!(
+                        t.effect.value.as_str(),
+                        "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+                    ) {
+                        return Err(invalid(
+                            span_of(&t.effect),
+                            format!("invalid taint effect {:?}", t.effect.value),
+                            "invalid effect",
+                            Some("use one of NoSchedule, PreferNoSchedule, NoExecute".into()),
+                        ));
+                    }
+                    taints.push(NodeGroupTaint {
+                        key: t.key,
+                        value: t.value,
+                        effect: t.effect.value,
+                    });
+                }
+                node_groups.push(NodeGroup {
+                    name: g.name,
+                    instance_type: g.instance_type,
+                    count: g.count,
+                    labels: g.labels,
+                    taints,
+                });
+            }
+            Some(ClusterFacts {
+                region: c.region,
+                zones: c.zones,
+                node_groups,
+                subnets: c
+                    .subnets
+                    .into_iter()
+                    .map(|s| Subnet {
+                        id: s.id,
+                        zone: s.zone,
+                        available_ipv4: s.available_ipv4,
+                    })
+                    .collect(),
+                instance_types: c.instance_types.map(|p| base.join(p)),
+            })
+        }
+    };
+    Ok(Config {
+        path: path.to_path_buf(),
+        rules,
+        exclude: raw.exclude,
+        include: raw.include,
+        context: raw.context.iter().map(|c| base.join(c)).collect(),
+        fail_on,
+        cluster,
+    })
+}
+
+/// The known id closest to a misspelt one, when close enough to be a typo.
+fn closest<'a>(id: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(id, k), *k))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: &[&str] = &["missing-resource-requests", "parse-error"];
+
+    fn err_text(text: &str) -> (String, usize) {
+        match parse(Path::new("k/.karplint.yaml"), text, KNOWN).map_err(|e| *e) {
+            Err(ConfigError::Invalid { message, span, .. }) => (message, span.offset()),
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_config() {
+        let text = "rules:\n  missing-resource-requests: off\n  parse-error: warning\nexclude: [vendor]\ninclude: ['*.yaml']\ncontext: [../platform]\nfailOn: warning\ncluster:\n  region: eu-west-1\n  zones: [eu-west-1a]\n  nodeGroups:\n    - name: system\n      instanceType: m5.large\n      count: 2\n      labels: {role: system}\n      taints: [{key: CriticalAddonsOnly, effect: NoSchedule}]\n  subnets:\n    - {id: subnet-1, zone: eu-west-1a, availableIPv4: 200}\n  instanceTypes: types.json\n";
+        let c = parse(Path::new("k/.karplint.yaml"), text, KNOWN).unwrap();
+        assert_eq!(c.rules["missing-resource-requests"], Level::Off);
+        assert_eq!(c.rules["parse-error"], Level::On(Severity::Warning));
+        assert_eq!(c.context, vec![PathBuf::from("k/../platform")]);
+        assert_eq!(c.fail_on, Some(FailOn::Warning));
+        let cl = c.cluster.unwrap();
+        assert_eq!(cl.node_groups[0].count, 2);
+        assert_eq!(cl.node_groups[0].taints[0].effect, "NoSchedule");
+        assert_eq!(cl.subnets[0].available_ipv4, 200);
+        assert_eq!(cl.instance_types, Some(PathBuf::from("k/types.json")));
+    }
+
+    #[test]
+    fn empty_file_is_default() {
+        let c = parse(Path::new(".karplint.yaml"), "# nothing\n", KNOWN).unwrap();
+        assert!(c.rules.is_empty() && c.cluster.is_none());
+    }
+
+    #[test]
+    fn unknown_key_has_span() {
+        let (msg, off) = err_text("rules: {}\nfailon: error\n");
+        assert!(msg.contains("failon"), "{msg}");
+        assert_eq!(off, 10);
+    }
+
+    #[test]
+    fn unknown_rule_has_span() {
+        let (msg, off) = err_text("rules:\n  missing-resource-request: off\n");
+        assert_eq!(msg, "unknown rule \"missing-resource-request\" in config");
+        assert_eq!(off, 9);
+    }
+
+    #[test]
+    fn bad_level_and_nested_unknown_key() {
+        let (msg, _) = err_text("rules:\n  parse-error: loud\n");
+        assert!(msg.contains("invalid level"), "{msg}");
+        let (msg, _) =
+            err_text("cluster:\n  subnets:\n    - {id: a, zone: b, availableIPv4: 1, x: 2}\n");
+        assert!(msg.contains('x'), "{msg}");
+    }
+}
