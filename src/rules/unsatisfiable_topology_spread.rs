@@ -72,7 +72,12 @@ impl Rule for UnsatisfiableTopologySpread {
                 .help(format!(
                     "spread on a key Karpenter knows (`topology.kubernetes.io/zone`, `kubernetes.io/hostname`, `karpenter.sh/capacity-type`), or add `{{key: {key}, operator: In, values: [...]}}` to the requirements of the NodePools this workload uses"
                 ));
-                for p in sim.pools.iter().take(5) {
+                let pools: Vec<usize> = if reach.compatible.is_empty() {
+                    (0..sim.pools.len()).collect()
+                } else {
+                    reach.compatible.clone()
+                };
+                for p in pools.iter().take(3).map(|&i| &sim.pools[i]) {
                     f = f.related(
                         p.obj,
                         p.name_span(),

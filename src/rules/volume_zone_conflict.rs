@@ -140,10 +140,7 @@ impl Rule for VolumeZoneConflict {
             let Some(first) = users.first() else { continue };
             let (span, label) = match mode {
                 Some(m) => (sc_obj.span(m), "binds before the pod's zone is known"),
-                None => (
-                    sc_obj.span(prov),
-                    "no volumeBindingMode: Immediate by default",
-                ),
+                None => (sc_obj.span(prov), "no `volumeBindingMode`, so `Immediate`"),
             };
             out.push(
                 Finding::new(
@@ -152,7 +149,7 @@ impl Rule for VolumeZoneConflict {
                     sc_obj,
                     span,
                     format!(
-                        "EBS StorageClass \"{}\" binds volumes Immediately, before Karpenter chooses the pod's node: the volume may be created in a zone the pod cannot go to, and Karpenter v1.7+ ignores such pods (`pvc with immediate volume binding mode must be bound`)",
+                        "EBS StorageClass \"{}\" uses volumeBindingMode Immediate: the volume is created before Karpenter chooses the pod's node, possibly in a zone the pod cannot go to, and Karpenter v1.7+ ignores such pods (`pvc with immediate volume binding mode must be bound`)",
                         sc_obj.name()
                     ),
                 )

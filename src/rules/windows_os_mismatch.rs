@@ -117,6 +117,10 @@ impl Rule for WindowsOsMismatch {
             );
             return;
         }
+        // A pod that pins its build never lands on a NodePool of another build.
+        if strict.requirements.has(BUILD_LABEL) {
+            return;
+        }
         if let (Some(sim), Some(Verdict::Schedules(p))) = (&cx.sim, cx.verdict(obj)) {
             let pool = &sim.pools[p.pool];
             if pool.node_class_known
