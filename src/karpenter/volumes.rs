@@ -62,6 +62,14 @@ impl<'a> ClaimVolume<'a> {
     /// The zones the volume allows, with where they are written: the bound PV's node
     /// affinity, else the StorageClass's `allowedTopologies`. `None` when unconstrained.
     pub fn zones(&self) -> Option<(BTreeSet<String>, &'a Object, Span)> {
+        let (zones, o, span) = self.written_zones()?;
+        // Template placeholders (`<<AVAILABILITY_ZONE>>`, `${ZONE}`, `{{ .zone }}`) are
+        // unknown values, not zones.
+        let placeholder = |z: &String| z.contains("<<") || z.contains("${") || z.contains("{{");
+        (!zones.iter().any(placeholder)).then_some((zones, o, span))
+    }
+
+    fn written_zones(&self) -> Option<(BTreeSet<String>, &'a Object, Span)> {
         if let (Some(pv), Some(o)) = (self.pv_spec(), self.pv) {
             let terms = &pv
                 .node_affinity

@@ -107,7 +107,7 @@ impl Rule for UnsatisfiableTopologySpread {
             };
             let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
             let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
-            if let Some(f) = min_domains(obj, c, cx, &reach, &counted, skew, replicas, &karpenter) {
+            if let Some(f) = min_domains(obj, c, cx, &reach, &usable, skew, replicas, &karpenter) {
                 out.push(f);
                 continue;
             }
@@ -170,21 +170,24 @@ impl Rule for UnsatisfiableTopologySpread {
     }
 }
 
-/// `minDomains` above the number of domains: every domain holds at most `maxSkew` pods.
+/// `minDomains` above the number of domains the pod can use: every usable domain holds at
+/// most `maxSkew` pods. Whatever other domains are counted (unknown zones of NodePools the
+/// pod does not tolerate, say) this holds: if they exist they stay empty and keep the global
+/// minimum at 0; if not, fewer than `minDomains` domains make Karpenter treat it as 0.
 #[allow(clippy::too_many_arguments)]
 fn min_domains(
     obj: &Object,
     c: &TopologySpreadConstraint,
     cx: &Context,
     reach: &Reach,
-    counted: &topology::Domains,
+    usable: &topology::Domains,
     skew: i64,
     replicas: i64,
     karpenter: &str,
 ) -> Option<Finding> {
     let sim = cx.sim.as_ref()?;
     let min = c.min_domains.as_ref()?;
-    let n = counted.count()?;
+    let n = usable.count()?;
     let capacity = skew.saturating_mul(n as i64);
     if n as i64 >= min.value || replicas <= capacity {
         return None;
@@ -198,14 +201,14 @@ fn min_domains(
         format!(
             "{karpenter}: minDomains is {} but the NodePools this pod can use offer {n} ({}), so at most maxSkew {skew} pod(s) go in each and only {capacity} of {replicas} replicas schedule",
             min.value,
-            counted.render()
+            usable.render()
         ),
     )
     .label(format!("more than the {n} domain(s) available"))
     .help(format!(
         "lower `minDomains` to {n} or less, or allow more {key} values in the NodePools this workload uses"
     ));
-    for &i in &reach.compatible {
+    for &i in &reach.tolerated {
         let p = &sim.pools[i];
         let span = p
             .requirement_spans
