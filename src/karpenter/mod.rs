@@ -10,3 +10,5 @@ pub mod pool;
 pub mod requirements;
 pub mod sim;
 pub mod taints;
+pub mod topology;
+pub mod volumes;

@@ -66,6 +66,16 @@ pub struct Container {
     pub restart_policy: Option<Spanned<String>>,
     #[serde(deserialize_with = "nullable")]
     pub ports: Vec<ContainerPort>,
+    #[serde(deserialize_with = "nullable")]
+    pub env: Vec<EnvVar>,
+}
+
+/// A container environment variable (`valueFrom` is not read).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EnvVar {
+    pub name: Option<Spanned<String>>,
+    pub value: Option<Spanned<Text>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -8,12 +8,20 @@
 
 mod in_tree_storage_plugin;
 mod incompatible_requirements;
+mod missing_csi_startup_taint;
+mod missing_device_plugin;
 mod missing_limit_range;
 mod missing_resource_requests;
 mod no_instance_type_fits;
+mod pvc_workload_not_spread;
 mod replicas_exceed_capacity;
 mod restricted_label_selector;
+mod startup_taint_without_agent;
+mod unsatisfiable_pod_affinity;
+mod unsatisfiable_topology_spread;
 mod untolerated_taint;
+mod volume_zone_conflict;
+mod windows_os_mismatch;
 
 use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
@@ -138,12 +146,20 @@ pub fn registry() -> Vec<Box<dyn Rule>> {
     vec![
         Box::new(in_tree_storage_plugin::InTreeStoragePlugin),
         Box::new(incompatible_requirements::IncompatibleRequirements),
+        Box::new(missing_csi_startup_taint::MissingCsiStartupTaint),
+        Box::new(missing_device_plugin::MissingDevicePlugin),
         Box::new(missing_limit_range::MissingLimitRange),
         Box::new(missing_resource_requests::MissingResourceRequests),
         Box::new(no_instance_type_fits::NoInstanceTypeFits),
+        Box::new(pvc_workload_not_spread::PvcWorkloadNotSpread),
         Box::new(replicas_exceed_capacity::ReplicasExceedCapacity),
         Box::new(restricted_label_selector::RestrictedLabelSelector),
+        Box::new(startup_taint_without_agent::StartupTaintWithoutAgent),
+        Box::new(unsatisfiable_pod_affinity::UnsatisfiablePodAffinity),
+        Box::new(unsatisfiable_topology_spread::UnsatisfiableTopologySpread),
         Box::new(untolerated_taint::UntoleratedTaint),
+        Box::new(volume_zone_conflict::VolumeZoneConflict),
+        Box::new(windows_os_mismatch::WindowsOsMismatch),
     ]
 }
 

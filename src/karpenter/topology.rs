@@ -1,0 +1,229 @@
+//! Simulator, topology: which domains a topology key has (SPEC §5) and which NodePools a
+//! pod template can reach, for the topology-spread, pod-affinity and volume-zone rules.
+//!
+//! Karpenter builds the domains of a key from every ready NodePool's requirements (their
+//! `In` values, intersected with the instance types' labels) and from existing nodes. Some
+//! domains come from facts karplint cannot see: a NodePool without a zone requirement gets
+//! its zones from the EC2NodeClass subnets, its capacity types from offerings. Such a key is
+//! *open*: the known values are a lower bound and rules must not count on an upper bound.
+
+use super::pod;
+pub use super::requirements::LABEL_HOSTNAME;
+use super::requirements::{LABEL_ZONE, Requirement, normalize_key};
+use super::sim::Simulator;
+use super::taints::{self, Effect};
+use crate::index::{Index, selector_matches};
+use crate::model::de::SpannedMap;
+use crate::model::workload::PodSpec;
+use crate::model::workload::{LabelSelector, PodAffinityTerm};
+use crate::model::{Kind, Object};
+use std::collections::BTreeSet;
+
+/// The values a topology key can take.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Domains {
+    /// Values known from NodePool requirements, instance types and static nodes.
+    pub values: BTreeSet<String>,
+    /// More values may exist that karplint cannot see (zones from subnets, a hostname per
+    /// node, a custom label a NodePool declares with `Exists`).
+    pub open: bool,
+}
+
+impl Domains {
+    /// The number of domains, when it is bounded by what karplint can see.
+    pub fn count(&self) -> Option<usize> {
+        (!self.open).then_some(self.values.len())
+    }
+
+    pub fn is_empty_for_sure(&self) -> bool {
+        !self.open && self.values.is_empty()
+    }
+
+    fn merge(&mut self, other: Domains) {
+        self.values.extend(other.values);
+        self.open |= other.open;
+    }
+
+    /// `[a b c]`, as Karpenter prints value sets.
+    pub fn render(&self) -> String {
+        let v: Vec<&str> = self.values.iter().map(String::as_str).collect();
+        format!("[{}]", v.join(" "))
+    }
+}
+
+/// Keys whose values on a new node come from facts outside the YAML (subnets, offerings).
+fn from_outside(key: &str) -> bool {
+    matches!(
+        key,
+        LABEL_ZONE
+            | "topology.k8s.aws/zone-id"
+            | "topology.kubernetes.io/region"
+            | "karpenter.sh/capacity-type"
+    )
+}
+
+/// The domains one NodePool offers for `key` (already normalised). `pod_req` narrows them
+/// to what the pod's own selector allows (`nodeAffinityPolicy: Honor`, the default).
+pub fn pool_domains(pool: &super::pool::Pool, key: &str, pod_req: Option<&Requirement>) -> Domains {
+    let mut d = Domains::default();
+    if key == LABEL_HOSTNAME {
+        d.open = true;
+        return d;
+    }
+    let type_label = pool.types.first().is_some_and(|t| t.requirements.has(key));
+    let req = pool.requirements.get(key);
+    match req {
+        Some(r) if !r.is_complement() => {
+            d.values = r.values().iter().cloned().collect();
+        }
+        _ if type_label => {
+            for t in &pool.types {
+                if let Some(v) = t.requirements.get(key).and_then(Requirement::any)
+                    && req.is_none_or(|r| r.has(&v))
+                {
+                    d.values.insert(v);
+                }
+            }
+        }
+        // `Exists`/`NotIn` on a zone, or a custom key the pool declares open-ended: values
+        // come from subnets, offerings or the pod itself.
+        Some(_) => d.open = true,
+        None if from_outside(key) => d.open = true,
+        None => {}
+    }
+    narrow(d, pod_req)
+}
+
+fn narrow(mut d: Domains, pod_req: Option<&Requirement>) -> Domains {
+    let Some(r) = pod_req else { return d };
+    d.values.retain(|v| r.has(v));
+    if d.open && !r.is_complement() {
+        // The pod pins the key: at most its own values, of which some may not exist.
+        d.open = false;
+        d.values.extend(r.values().iter().cloned());
+    }
+    d
+}
+
+/// Values of `key` on static nodes (Node objects in the tree or context).
+pub fn node_domains(index: &Index, key: &str) -> Domains {
+    let mut d = Domains::default();
+    for n in index.of_kind(Kind::Node) {
+        for (k, v) in n.meta.labels.iter() {
+            if normalize_key(k) == key {
+                d.values.insert(v.to_string());
+            }
+        }
+    }
+    d
+}
+
+/// Every domain Karpenter knows for `key`: all NodePools and static nodes (SPEC §5).
+pub fn all_domains(sim: &Simulator, index: &Index, key: &str) -> Domains {
+    let key = normalize_key(key);
+    let mut d = node_domains(index, key);
+    for p in &sim.pools {
+        d.merge(pool_domains(p, key, None));
+    }
+    d
+}
+
+/// How a pod template relates to each NodePool, ignoring resources and limits.
+#[derive(Debug, Clone)]
+pub struct Reach {
+    /// Pools whose requirements the pod is compatible with (some relaxation attempt).
+    pub compatible: Vec<usize>,
+    /// Of those, the pools whose taints the pod also tolerates.
+    pub tolerated: Vec<usize>,
+    /// The pod's strictest requirements (first attempt), for narrowing domains.
+    pub strict: super::requirements::Requirements,
+}
+
+impl Reach {
+    pub fn of(sim: &Simulator, obj: &Object, spec: &PodSpec) -> Option<Reach> {
+        let attempts = pod::attempts(obj, spec).ok()?;
+        let tolerations = pod::tolerations(spec);
+        let mut compatible = Vec::new();
+        let mut tolerated = Vec::new();
+        for (i, p) in sim.pools.iter().enumerate() {
+            let ok = attempts.iter().any(|a| {
+                p.requirements
+                    .compatible_with(&a.requirements, p.flavor)
+                    .is_ok()
+            });
+            if !ok {
+                continue;
+            }
+            compatible.push(i);
+            let tolerates = p.taints.iter().all(|(t, _)| {
+                t.effect == Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)
+            });
+            if tolerates {
+                tolerated.push(i);
+            }
+        }
+        // The last attempt is the most relaxed: what the pod insists on. With several OR-ed
+        // required terms no single one bounds the pod, so nothing narrows its domains.
+        let or_terms = spec
+            .affinity
+            .node_affinity
+            .required
+            .as_ref()
+            .is_some_and(|r| r.node_selector_terms.len() > 1);
+        let strict = if or_terms {
+            Default::default()
+        } else {
+            attempts.last()?.requirements.clone()
+        };
+        Some(Reach {
+            compatible,
+            tolerated,
+            strict,
+        })
+    }
+
+    /// The domains of `key` over some of the pools, narrowed by the pod's own selector
+    /// unless `honor_affinity` is false (`nodeAffinityPolicy: Ignore`).
+    pub fn domains(
+        &self,
+        sim: &Simulator,
+        index: &Index,
+        key: &str,
+        pools: &[usize],
+        honor_affinity: bool,
+    ) -> Domains {
+        let key = normalize_key(key);
+        let pod_req = self.strict.get(key).filter(|_| honor_affinity);
+        let mut d = narrow(node_domains(index, key), pod_req);
+        // Static nodes only widen the set; they are never the pod's reason to wait.
+        for &i in pools {
+            d.merge(pool_domains(&sim.pools[i], key, pod_req));
+        }
+        d
+    }
+}
+
+/// The labels of the pods a workload creates (a bare Pod's own labels).
+pub fn pod_labels(obj: &Object) -> &SpannedMap {
+    match (obj.kind, obj.workload()) {
+        (Kind::Pod, _) | (_, None) => &obj.meta.labels,
+        (_, Some(w)) => &w.template.metadata.labels,
+    }
+}
+
+/// Does `sel` select pods with these labels? A missing selector selects nothing.
+pub fn selects(sel: Option<&LabelSelector>, labels: &SpannedMap) -> bool {
+    sel.is_some_and(|s| selector_matches(s, |k| labels.get(k).map(|v| v.value.as_str())))
+}
+
+/// Which namespaces a pod (anti-)affinity term looks in: `None` means any namespace
+/// (a `namespaceSelector`, which karplint cannot evaluate without Namespace labels).
+pub fn term_namespaces<'t>(term: &'t PodAffinityTerm, own: &'t str) -> Option<Vec<&'t str>> {
+    if term.namespace_selector.is_some() {
+        return None;
+    }
+    if term.namespaces.is_empty() {
+        return Some(vec![own]);
+    }
+    Some(term.namespaces.iter().map(|n| n.value.as_str()).collect())
+}

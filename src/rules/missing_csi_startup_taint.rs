@@ -1,0 +1,100 @@
+//! `missing-csi-startup-taint`: a NodePool that hosts pods with EBS volumes but lacks the
+//! `ebs.csi.aws.com/agent-not-ready:NoExecute` startup taint, so pods land before the EBS
+//! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
+
+use super::{Context, Rule};
+use crate::diagnostic::{Finding, Severity};
+use crate::karpenter::sim::Verdict;
+use crate::karpenter::volumes;
+use crate::model::Object;
+use crate::model::karpenter::KarpenterApi;
+use std::collections::BTreeMap;
+
+pub struct MissingCsiStartupTaint;
+
+const ID: &str = "missing-csi-startup-taint";
+
+/// The taint the EBS CSI node agent removes once it is ready.
+pub const EBS_AGENT_TAINT: &str = "ebs.csi.aws.com/agent-not-ready";
+
+impl Rule for MissingCsiStartupTaint {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn doc(&self) -> &'static str {
+        include_str!("../../lints/missing-csi-startup-taint.md")
+    }
+    fn default_severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "NodePool hosting pods with EBS volumes lacks the ebs.csi.aws.com/agent-not-ready startup taint"
+    }
+
+    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+        let Some(sim) = &cx.sim else { return };
+        // Pool index → workloads with EBS volumes that land there.
+        let mut by_pool: BTreeMap<usize, Vec<&Object>> = BTreeMap::new();
+        for o in cx.index.workloads().filter(|o| !o.context) {
+            let Some(Verdict::Schedules(p)) = cx.verdict(o) else {
+                continue;
+            };
+            if volumes::claim_volumes(cx.index, o)
+                .iter()
+                .any(|v| v.is_ebs())
+            {
+                by_pool.entry(p.pool).or_default().push(o);
+            }
+        }
+        for (i, workloads) in by_pool {
+            let pool = &sim.pools[i];
+            // EKS Auto Mode runs its own block storage driver and readiness handling.
+            if pool.np.is_eks_auto_mode()
+                || pool
+                    .np
+                    .startup_taints
+                    .iter()
+                    .any(|t| t.key.value == EBS_AGENT_TAINT)
+            {
+                continue;
+            }
+            let field = if pool.np.api == KarpenterApi::V1alpha5 {
+                "spec.startupTaints"
+            } else {
+                "spec.template.spec.startupTaints"
+            };
+            let span = pool
+                .np
+                .startup_taints
+                .first()
+                .map(|t| pool.obj.span(&t.key))
+                .unwrap_or_else(|| pool.name_span());
+            let mut f = Finding::new(
+                ID,
+                Severity::Warning,
+                pool.obj,
+                span,
+                format!(
+                    "NodePool \"{}\" hosts pods with EBS volumes but has no `{EBS_AGENT_TAINT}` startup taint: pods can start before the EBS CSI node agent is ready and fail to attach their volumes",
+                    pool.name
+                ),
+            )
+            .label(format!("no `{EBS_AGENT_TAINT}:NoExecute` startup taint"))
+            .help(format!(
+                "add to `{field}`:\n- key: {EBS_AGENT_TAINT}\n  effect: NoExecute\n(the EBS CSI node agent removes it once it can attach volumes)"
+            ));
+            for w in workloads.iter().take(5) {
+                f = f.related(
+                    w,
+                    w.name_span(),
+                    format!(
+                        "{} \"{}\" mounts EBS volumes and lands here",
+                        w.kind_name,
+                        w.name()
+                    ),
+                );
+            }
+            out.push(f);
+        }
+    }
+}

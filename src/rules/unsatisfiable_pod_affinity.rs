@@ -1,0 +1,190 @@
+//! `unsatisfiable-pod-affinity`: required pod affinity or anti-affinity Karpenter cannot
+//! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
+//! domains, affinity to pods nothing in the tree creates, or a key without known values.
+
+use super::{Context, Rule};
+use crate::diagnostic::{Finding, Severity};
+use crate::karpenter::requirements::normalize_key;
+use crate::karpenter::sim::Verdict;
+use crate::karpenter::topology::{self, Reach};
+use crate::model::Object;
+use crate::model::de::Spanned;
+use crate::model::workload::PodAffinityTerm;
+
+pub struct UnsatisfiablePodAffinity;
+
+const ID: &str = "unsatisfiable-pod-affinity";
+
+impl Rule for UnsatisfiablePodAffinity {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn doc(&self) -> &'static str {
+        include_str!("../../lints/unsatisfiable-pod-affinity.md")
+    }
+    fn default_severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "required pod (anti-)affinity Karpenter cannot satisfy: more replicas than zones, a target nothing creates, or a key without values"
+    }
+
+    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+        let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
+            return;
+        };
+        let Some(spec) = w.pod_spec() else { return };
+        if matches!(
+            cx.verdict(obj),
+            None | Some(Verdict::Ignored(_) | Verdict::NotProvisionable)
+        ) {
+            return;
+        }
+        let Some(reach) = Reach::of(sim, obj, spec) else {
+            return;
+        };
+        let replicas = w.replica_count();
+        let labels = topology::pod_labels(obj);
+        let own_ns = obj.effective_namespace();
+        let terms = spec
+            .affinity
+            .pod_affinity
+            .required
+            .iter()
+            .map(|t| (t, false))
+            .chain(
+                spec.affinity
+                    .pod_anti_affinity
+                    .required
+                    .iter()
+                    .map(|t| (t, true)),
+            );
+        for (term, anti) in terms {
+            let t = &term.value;
+            let key = normalize_key(&t.topology_key.value);
+            let kind = if anti {
+                "pod anti-affinity"
+            } else {
+                "pod affinity"
+            };
+            let karpenter = format!("unsatisfiable topology constraint for {kind}, key={key}");
+            let key_span = obj.span(&t.topology_key);
+            if key != topology::LABEL_HOSTNAME
+                && topology::all_domains(sim, cx.index, key).is_empty_for_sure()
+            {
+                out.push(
+                    Finding::new(
+                        ID,
+                        Severity::Error,
+                        obj,
+                        key_span,
+                        format!("{karpenter}: no NodePool or node has a value for this key"),
+                    )
+                    .label("no NodePool offers this topology key")
+                    .help(format!(
+                        "use a key Karpenter knows (`kubernetes.io/hostname`, `topology.kubernetes.io/zone`), or add `{{key: {key}, operator: In, values: [...]}}` to the requirements of the NodePools this workload uses"
+                    )),
+                );
+                continue;
+            }
+            let ns_ok = topology::term_namespaces(t, own_ns).is_none_or(|ns| ns.contains(&own_ns));
+            let self_selecting = ns_ok && topology::selects(t.label_selector.as_ref(), labels);
+            if anti {
+                if key == topology::LABEL_HOSTNAME || !self_selecting || reach.tolerated.is_empty()
+                {
+                    continue;
+                }
+                let d = reach.domains(sim, cx.index, key, &reach.tolerated, true);
+                let Some(n) = d.count() else { continue };
+                if replicas <= n as i64 {
+                    continue;
+                }
+                let mut f = Finding::new(
+                    ID,
+                    Severity::Error,
+                    obj,
+                    key_span,
+                    format!(
+                        "{karpenter}: {replicas} replicas repel each other but the NodePools this pod can use offer {n} {key} domain(s) {}, so {} replicas stay Pending",
+                        d.render(),
+                        replicas - n as i64
+                    ),
+                )
+                .label(format!("at most one pod per {key} value"))
+                .help(format!(
+                    "use `topologyKey: kubernetes.io/hostname` (one pod per node), make this term `preferredDuringSchedulingIgnoredDuringExecution`, or replace it with a `topologySpreadConstraints` entry on {key} with `maxSkew: 1`"
+                ));
+                for &i in &reach.tolerated {
+                    let p = &sim.pools[i];
+                    f = f.related(
+                        p.obj,
+                        p.requirement_spans
+                            .get(key)
+                            .copied()
+                            .unwrap_or(p.name_span()),
+                        format!(
+                            "NodePool \"{}\" offers {key} {}",
+                            p.name,
+                            topology::pool_domains(p, key, None).render()
+                        ),
+                    );
+                }
+                out.push(f);
+            } else if !self_selecting
+                && t.label_selector.is_some()
+                && !target_exists(cx, t, own_ns, obj)
+            {
+                out.push(missing_target(obj, term, &karpenter));
+            }
+        }
+    }
+}
+
+/// Does any workload in the tree or context create pods the term selects?
+fn target_exists(cx: &Context, t: &PodAffinityTerm, own_ns: &str, me: &Object) -> bool {
+    let namespaces = topology::term_namespaces(t, own_ns);
+    cx.index.workloads().any(|o| {
+        o.id != me.id
+            && namespaces
+                .as_ref()
+                .is_none_or(|ns| ns.contains(&o.effective_namespace()))
+            && topology::selects(t.label_selector.as_ref(), topology::pod_labels(o))
+    })
+}
+
+fn missing_target(obj: &Object, term: &Spanned<PodAffinityTerm>, karpenter: &str) -> Finding {
+    let t = &term.value;
+    let sel = t.label_selector.as_ref();
+    let wanted: Vec<String> = sel
+        .map(|s| {
+            s.match_labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .chain(
+                    s.match_expressions
+                        .iter()
+                        .map(|e| format!("{} {}", e.key.value, e.operator.value)),
+                )
+                .collect()
+        })
+        .unwrap_or_default();
+    let span = sel
+        .and_then(|s| s.match_labels.0.first().map(|(k, _)| obj.span(k)))
+        .or_else(|| {
+            sel.and_then(|s| s.match_expressions.first())
+                .map(|e| obj.span(&e.key))
+        })
+        .unwrap_or_else(|| obj.span(&t.topology_key));
+    Finding::new(
+        ID,
+        Severity::Warning,
+        obj,
+        span,
+        format!(
+            "required pod affinity to pods labelled {} that nothing in the linted files creates; unless they already run in the cluster, Karpenter reports `{karpenter}` and the pod stays Pending",
+            wanted.join(", ")
+        ),
+    )
+    .label("no workload has these labels")
+    .help("if the target pods run in the cluster, pass their manifests with `--context`; otherwise fix the label selector or make the affinity `preferredDuringSchedulingIgnoredDuringExecution`")
+}

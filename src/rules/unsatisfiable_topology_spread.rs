@@ -1,0 +1,229 @@
+//! `unsatisfiable-topology-spread`: a `DoNotSchedule` topology spread constraint Karpenter
+//! cannot satisfy for the workload's replicas (SPEC §5): a key no NodePool or node has
+//! values for, `minDomains` above the domains the pod's NodePools offer, or domains of
+//! NodePools the pod does not tolerate counted under the default `nodeTaintsPolicy`.
+
+use super::{Context, Rule};
+use crate::diagnostic::{Finding, Severity};
+use crate::karpenter::requirements::normalize_key;
+use crate::karpenter::sim::Verdict;
+use crate::karpenter::topology::{self, Reach};
+use crate::model::Object;
+use crate::model::workload::TopologySpreadConstraint;
+
+pub struct UnsatisfiableTopologySpread;
+
+const ID: &str = "unsatisfiable-topology-spread";
+
+impl Rule for UnsatisfiableTopologySpread {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn doc(&self) -> &'static str {
+        include_str!("../../lints/unsatisfiable-topology-spread.md")
+    }
+    fn default_severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "DoNotSchedule topology spread Karpenter cannot satisfy: key without values, minDomains above the domains, or uncounted tainted domains"
+    }
+
+    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+        let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
+            return;
+        };
+        let Some(spec) = w.pod_spec() else { return };
+        if matches!(
+            cx.verdict(obj),
+            None | Some(Verdict::Ignored(_) | Verdict::NotProvisionable)
+        ) {
+            return;
+        }
+        let Some(reach) = Reach::of(sim, obj, spec) else {
+            return;
+        };
+        let replicas = w.replica_count();
+        let labels = topology::pod_labels(obj);
+        for c in &spec.topology_spread_constraints {
+            if c.when_unsatisfiable
+                .as_ref()
+                .is_some_and(|v| v.value != "DoNotSchedule")
+                || c.label_selector.is_none()
+            {
+                continue;
+            }
+            let key = normalize_key(&c.topology_key.value);
+            if key == topology::LABEL_HOSTNAME {
+                continue;
+            }
+            let karpenter =
+                format!("unsatisfiable topology constraint for topology spread, key={key}");
+            let all = topology::all_domains(sim, cx.index, key);
+            if all.is_empty_for_sure() {
+                let mut f = Finding::new(
+                    ID,
+                    Severity::Error,
+                    obj,
+                    obj.span(&c.topology_key),
+                    format!("{karpenter}: no NodePool or node has a value for this key"),
+                )
+                .label("no NodePool offers this topology key")
+                .help(format!(
+                    "spread on a key Karpenter knows (`topology.kubernetes.io/zone`, `kubernetes.io/hostname`, `karpenter.sh/capacity-type`), or add `{{key: {key}, operator: In, values: [...]}}` to the requirements of the NodePools this workload uses"
+                ));
+                let pools: Vec<usize> = if reach.compatible.is_empty() {
+                    (0..sim.pools.len()).collect()
+                } else {
+                    reach.compatible.clone()
+                };
+                for p in pools.iter().take(3).map(|&i| &sim.pools[i]) {
+                    f = f.related(
+                        p.obj,
+                        p.name_span(),
+                        format!("NodePool \"{}\" does not define \"{key}\"", p.name),
+                    );
+                }
+                out.push(f);
+                continue;
+            }
+            if !topology::selects(c.label_selector.as_ref(), labels) || reach.tolerated.is_empty() {
+                continue;
+            }
+            let skew = c.max_skew.as_ref().map(|s| s.value).unwrap_or(1).max(1);
+            let honor_affinity = c
+                .node_affinity_policy
+                .as_ref()
+                .is_none_or(|p| p.value != "Ignore");
+            let honor_taints = c
+                .node_taints_policy
+                .as_ref()
+                .is_some_and(|p| p.value == "Honor");
+            let all_pools: Vec<usize> = (0..sim.pools.len()).collect();
+            let counted_pools: &[usize] = match (honor_affinity, honor_taints) {
+                (true, true) => &reach.tolerated,
+                (true, false) => &reach.compatible,
+                (false, _) => &all_pools,
+            };
+            let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
+            let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
+            if let Some(f) = min_domains(obj, c, cx, &reach, &usable, skew, replicas, &karpenter) {
+                out.push(f);
+                continue;
+            }
+            // The troubleshooting-guide trap: domains of pools the pod cannot use count.
+            let Some(n) = usable.count() else { continue };
+            let extra: Vec<&String> = counted
+                .values
+                .iter()
+                .filter(|v| !usable.values.contains(*v))
+                .collect();
+            let capacity = skew.saturating_mul(n as i64);
+            if extra.is_empty() || replicas <= capacity {
+                continue;
+            }
+            let extra_s: Vec<&str> = extra.iter().map(|s| s.as_str()).collect();
+            let why = if honor_affinity {
+                "NodePools whose taints this pod does not tolerate"
+            } else {
+                "NodePools this pod cannot use (`nodeAffinityPolicy: Ignore`)"
+            };
+            let mut f = Finding::new(
+                ID,
+                Severity::Warning,
+                obj,
+                obj.span(&c.topology_key),
+                format!(
+                    "{karpenter}: {key} [{}] of {why} counts as an empty domain, so only {capacity} of {replicas} replicas can schedule in {}",
+                    extra_s.join(" "),
+                    usable.render()
+                ),
+            )
+            .label(format!("{} domain(s) this pod can never reach are counted", extra.len()))
+            .help(if honor_affinity {
+                "add `nodeTaintsPolicy: Honor` to this constraint so domains of NodePools whose taints the pod does not tolerate are not counted, or let the pod use those NodePools".to_string()
+            } else {
+                "remove `nodeAffinityPolicy: Ignore` (the default `Honor` counts only domains the pod can use)".to_string()
+            });
+            for &i in counted_pools {
+                let p = &sim.pools[i];
+                let d = topology::pool_domains(p, key, None);
+                if d.values.iter().any(|v| extra.contains(&v)) {
+                    let span = p
+                        .requirement_spans
+                        .get(key)
+                        .copied()
+                        .unwrap_or(p.name_span());
+                    f = f.related(
+                        p.obj,
+                        span,
+                        format!(
+                            "NodePool \"{}\" offers {key} {} but this pod cannot use it",
+                            p.name,
+                            d.render()
+                        ),
+                    );
+                }
+            }
+            out.push(f);
+        }
+    }
+}
+
+/// `minDomains` above the number of domains the pod can use: every usable domain holds at
+/// most `maxSkew` pods. Whatever other domains are counted (unknown zones of NodePools the
+/// pod does not tolerate, say) this holds: if they exist they stay empty and keep the global
+/// minimum at 0; if not, fewer than `minDomains` domains make Karpenter treat it as 0.
+#[allow(clippy::too_many_arguments)]
+fn min_domains(
+    obj: &Object,
+    c: &TopologySpreadConstraint,
+    cx: &Context,
+    reach: &Reach,
+    usable: &topology::Domains,
+    skew: i64,
+    replicas: i64,
+    karpenter: &str,
+) -> Option<Finding> {
+    let sim = cx.sim.as_ref()?;
+    let min = c.min_domains.as_ref()?;
+    let n = usable.count()?;
+    let capacity = skew.saturating_mul(n as i64);
+    if n as i64 >= min.value || replicas <= capacity {
+        return None;
+    }
+    let key = normalize_key(&c.topology_key.value);
+    let mut f = Finding::new(
+        ID,
+        Severity::Error,
+        obj,
+        obj.span(min),
+        format!(
+            "{karpenter}: minDomains is {} but the NodePools this pod can use offer {n} ({}), so at most maxSkew {skew} pod(s) go in each and only {capacity} of {replicas} replicas schedule",
+            min.value,
+            usable.render()
+        ),
+    )
+    .label(format!("more than the {n} domain(s) available"))
+    .help(format!(
+        "lower `minDomains` to {n} or less, or allow more {key} values in the NodePools this workload uses"
+    ));
+    for &i in &reach.tolerated {
+        let p = &sim.pools[i];
+        let span = p
+            .requirement_spans
+            .get(key)
+            .copied()
+            .unwrap_or(p.name_span());
+        f = f.related(
+            p.obj,
+            span,
+            format!(
+                "NodePool \"{}\" offers {key} {}",
+                p.name,
+                topology::pool_domains(p, key, None).render()
+            ),
+        );
+    }
+    Some(f)
+}

@@ -1,0 +1,175 @@
+//! `volume-zone-conflict`: a pod's volume is pinned to zones none of the pod's NodePools
+//! offer (bound PV node affinity, StorageClass `allowedTopologies`), and EBS StorageClasses
+//! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (SPEC §8).
+
+use super::{Context, Rule};
+use crate::diagnostic::{Finding, Severity};
+use crate::karpenter::requirements::LABEL_ZONE;
+use crate::karpenter::sim::Verdict;
+use crate::karpenter::topology::{self, Reach};
+use crate::karpenter::volumes;
+use crate::model::{Body, Kind, Object};
+
+pub struct VolumeZoneConflict;
+
+const ID: &str = "volume-zone-conflict";
+
+fn provisioned(cx: &Context, obj: &Object) -> bool {
+    matches!(
+        cx.verdict(obj),
+        Some(Verdict::Schedules(_) | Verdict::Pending(_))
+    )
+}
+
+impl Rule for VolumeZoneConflict {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn doc(&self) -> &'static str {
+        include_str!("../../lints/volume-zone-conflict.md")
+    }
+    fn default_severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "volume pinned to zones the pod's NodePools do not offer, or an Immediate-binding EBS StorageClass"
+    }
+
+    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+        let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
+            return;
+        };
+        let Some(spec) = w.pod_spec() else { return };
+        if !provisioned(cx, obj) {
+            return;
+        }
+        let vols = volumes::claim_volumes(cx.index, obj);
+        if vols.is_empty() {
+            return;
+        }
+        let Some(reach) = Reach::of(sim, obj, spec) else {
+            return;
+        };
+        if reach.tolerated.is_empty() {
+            return;
+        }
+        let pod_zones = reach.domains(sim, cx.index, LABEL_ZONE, &reach.tolerated, true);
+        // Zones from subnets are unknown: no conclusion unless every pool pins its zones.
+        if pod_zones.open {
+            return;
+        }
+        for v in &vols {
+            let Some((zones, holder, zone_span)) = v.zones() else {
+                continue;
+            };
+            if zones.iter().any(|z| pod_zones.values.contains(z)) {
+                continue;
+            }
+            let vz: Vec<&str> = zones.iter().map(String::as_str).collect();
+            let what = if v.pv.is_some() {
+                format!("PersistentVolume \"{}\"", holder.name())
+            } else {
+                format!("StorageClass \"{}\"", holder.name())
+            };
+            let mut f = Finding::new(
+                ID,
+                Severity::Error,
+                obj,
+                v.span,
+                format!(
+                    "incompatible volume requirements, key {LABEL_ZONE}, {LABEL_ZONE} In [{}] not in {LABEL_ZONE} In {}",
+                    vz.join(" "),
+                    pod_zones.render()
+                ),
+            )
+            .label(format!("{what} is only available in [{}]", vz.join(" ")))
+            .help(format!(
+                "allow one of [{}] in the NodePool this workload uses, or move the volume to a zone the NodePools offer ({})",
+                vz.join(" "),
+                pod_zones.render()
+            ))
+            .related(holder, zone_span, format!("{what} pins the volume to [{}]", vz.join(" ")));
+            for &i in &reach.tolerated {
+                let p = &sim.pools[i];
+                f = f.related(
+                    p.obj,
+                    p.requirement_spans
+                        .get(LABEL_ZONE)
+                        .copied()
+                        .unwrap_or(p.name_span()),
+                    format!(
+                        "NodePool \"{}\" offers {LABEL_ZONE} {}",
+                        p.name,
+                        topology::pool_domains(p, LABEL_ZONE, None).render()
+                    ),
+                );
+            }
+            out.push(f);
+        }
+    }
+
+    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+        if cx.sim.is_none() {
+            return;
+        }
+        for sc_obj in cx.index.of_kind(Kind::StorageClass).filter(|o| !o.context) {
+            let Body::StorageClass(sc) = &sc_obj.body else {
+                continue;
+            };
+            let Some(prov) = sc
+                .provisioner
+                .as_ref()
+                .filter(|p| volumes::is_ebs(&p.value))
+            else {
+                continue;
+            };
+            let mode = sc.volume_binding_mode.as_ref();
+            if mode.is_some_and(|m| m.value != "Immediate") {
+                continue;
+            }
+            let users: Vec<&Object> = cx
+                .index
+                .workloads()
+                .filter(|o| !o.context && provisioned(cx, o))
+                .filter(|o| {
+                    volumes::claim_volumes(cx.index, o).iter().any(|v| {
+                        v.pv.is_none() && v.storage_class.is_some_and(|s| s.id == sc_obj.id)
+                    })
+                })
+                .collect();
+            let Some(first) = users.first() else { continue };
+            let (span, label) = match mode {
+                Some(m) => (sc_obj.span(m), "binds before the pod's zone is known"),
+                None => (sc_obj.span(prov), "no `volumeBindingMode`, so `Immediate`"),
+            };
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Warning,
+                    sc_obj,
+                    span,
+                    format!(
+                        "EBS StorageClass \"{}\" uses volumeBindingMode Immediate: the volume is created before Karpenter chooses the pod's node, possibly in a zone the pod cannot go to, and Karpenter v1.7+ ignores such pods (`pvc with immediate volume binding mode must be bound`)",
+                        sc_obj.name()
+                    ),
+                )
+                .label(label)
+                .help("set `volumeBindingMode: WaitForFirstConsumer` so the volume is created in the zone of the node Karpenter launches")
+                .related(
+                    first,
+                    first.name_span(),
+                    format!(
+                        "{} \"{}\" uses it{}",
+                        first.kind_name,
+                        first.name(),
+                        if users.len() > 1 {
+                            format!(" (and {} more)", users.len() - 1)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ),
+            );
+        }
+    }
+}
