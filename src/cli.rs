@@ -206,6 +206,7 @@ fn lint_outcome(args: &LintArgs) -> Result<lint::Outcome, i32> {
         follow: args.follow,
         max_file_size: args.max_file_size,
         instance_types: args.instance_types.clone(),
+        ..Default::default()
     };
     lint::lint(&opts, &mut std::io::stdin()).map_err(|e| {
         eprintln!("karplint: {e}");

@@ -66,6 +66,8 @@ pub enum Kind {
     EC2NodeClass,
     AWSNodeTemplate,
     EksNodeClass,
+    /// eksctl `ClusterConfig`: managed and self-managed node groups, Fargate profiles.
+    ClusterConfig,
     List,
     Other,
 }
@@ -95,6 +97,7 @@ impl Kind {
             "EC2NodeClass" if group == "karpenter.k8s.aws" => Kind::EC2NodeClass,
             "AWSNodeTemplate" if group == "karpenter.k8s.aws" => Kind::AWSNodeTemplate,
             "NodeClass" if group == "eks.amazonaws.com" => Kind::EksNodeClass,
+            "ClusterConfig" if group == "eksctl.io" => Kind::ClusterConfig,
             k if k == "List" || (k.ends_with("List") && k.len() > 4) => Kind::List,
             _ => Kind::Other,
         }
@@ -128,6 +131,7 @@ pub enum Body {
     Node(Box<cluster::Node>),
     NodePool(Box<karpenter::NodePool>),
     NodeClass(Box<karpenter::NodeClass>),
+    ClusterConfig(Box<cluster::EksctlClusterConfig>),
     /// A kind the model does not type (ConfigMap, CRD, Service, …).
     Other,
 }

@@ -8,7 +8,9 @@
 //! never built into a tree. In the rare document where a body field comes before `kind`,
 //! the visitor notes it and the caller parses that document again with the kind known.
 
-use crate::model::cluster::{LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec};
+use crate::model::cluster::{
+    EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,
+};
 use crate::model::de::{Spanned, Text, nullable};
 use crate::model::karpenter::{
     KarpenterApi, NodeClass, NodePool, NodePoolSpecRaw, ProvisionerSpecRaw,
@@ -169,6 +171,7 @@ struct Acc {
     nodepool: Option<NodePoolSpecRaw>,
     provisioner: Option<ProvisionerSpecRaw>,
     nodeclass: Option<NodeClass>,
+    cluster_config: EksctlClusterConfig,
 }
 
 impl Acc {
@@ -226,6 +229,18 @@ impl Acc {
             }
             (Kind::EC2NodeClass | Kind::AWSNodeTemplate | Kind::EksNodeClass, "spec") => {
                 self.nodeclass = Some(map.next_value_seed(Nullable::new())?)
+            }
+            (Kind::ClusterConfig, "availabilityZones") => {
+                self.cluster_config.availability_zones = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::ClusterConfig, "managedNodeGroups") => {
+                self.cluster_config.managed_node_groups = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::ClusterConfig, "nodeGroups") => {
+                self.cluster_config.node_groups = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::ClusterConfig, "fargateProfiles") => {
+                self.cluster_config.fargate_profiles = map.next_value_seed(Nullable::new())?
             }
             (Kind::List, "items") => doc.items = map.next_value_seed(ItemsSeed)?,
             _ => {
@@ -320,6 +335,7 @@ impl Acc {
             Kind::EC2NodeClass | Kind::AWSNodeTemplate | Kind::EksNodeClass => Some(
                 Body::NodeClass(Box::new(self.nodeclass.unwrap_or_default())),
             ),
+            Kind::ClusterConfig => Some(Body::ClusterConfig(Box::new(self.cluster_config))),
             Kind::List | Kind::Other => None,
         }
     }

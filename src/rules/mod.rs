@@ -18,6 +18,7 @@ mod untolerated_taint;
 use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
+use crate::karpenter::cluster::ClusterFacts;
 use crate::karpenter::sim::{Simulator, Verdict};
 use crate::model::Object;
 use rayon::prelude::*;
@@ -29,6 +30,9 @@ pub struct Context<'a, 'c> {
     pub sim: Option<Simulator<'a, 'c>>,
     /// The simulator's verdict per object id (workloads that are linted).
     pub verdicts: Vec<Option<Verdict>>,
+    /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
+    pub cluster: ClusterFacts,
+    pub catalog: &'c Catalog,
 }
 
 impl<'a, 'c> Context<'a, 'c> {
@@ -56,6 +60,8 @@ impl<'a, 'c> Context<'a, 'c> {
             index,
             sim,
             verdicts,
+            cluster: ClusterFacts::from_index(index),
+            catalog,
         }
     }
 
