@@ -147,6 +147,8 @@ pub struct Object {
     /// Objects read through `--context` are used for facts but never reported on.
     pub context: bool,
     pub api_version: String,
+    /// The `apiVersion` value.
+    pub api_version_span: Span,
     pub kind: Kind,
     /// The `kind:` as written (`Deployment`, `NodePool`, …).
     pub kind_name: String,
