@@ -158,3 +158,19 @@ pub struct EksctlFargateSelector {
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
 }
+
+/// HorizontalPodAutoscaler (`autoscaling/*`) and KEDA `ScaledObject` `spec`: which workload
+/// they scale, so rules do not judge its `replicas` as fixed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AutoscalerSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub scale_target_ref: ScaleTargetRef,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScaleTargetRef {
+    pub kind: Option<Spanned<String>>,
+    pub name: Option<Spanned<String>>,
+}

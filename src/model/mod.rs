@@ -68,6 +68,8 @@ pub enum Kind {
     EksNodeClass,
     /// eksctl `ClusterConfig`: managed and self-managed node groups, Fargate profiles.
     ClusterConfig,
+    /// HorizontalPodAutoscaler or KEDA ScaledObject.
+    Autoscaler,
     List,
     Other,
 }
@@ -98,6 +100,8 @@ impl Kind {
             "AWSNodeTemplate" if group == "karpenter.k8s.aws" => Kind::AWSNodeTemplate,
             "NodeClass" if group == "eks.amazonaws.com" => Kind::EksNodeClass,
             "ClusterConfig" if group == "eksctl.io" => Kind::ClusterConfig,
+            "HorizontalPodAutoscaler" if group == "autoscaling" => Kind::Autoscaler,
+            "ScaledObject" if group == "keda.sh" => Kind::Autoscaler,
             k if k == "List" || (k.ends_with("List") && k.len() > 4) => Kind::List,
             _ => Kind::Other,
         }
@@ -132,6 +136,7 @@ pub enum Body {
     NodePool(Box<karpenter::NodePool>),
     NodeClass(Box<karpenter::NodeClass>),
     ClusterConfig(Box<cluster::EksctlClusterConfig>),
+    Autoscaler(cluster::AutoscalerSpec),
     /// A kind the model does not type (ConfigMap, CRD, Service, …).
     Other,
 }

@@ -9,7 +9,7 @@
 //! the visitor notes it and the caller parses that document again with the kind known.
 
 use crate::model::cluster::{
-    EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,
+    AutoscalerSpec, EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,
 };
 use crate::model::de::{Spanned, Text, nullable};
 use crate::model::karpenter::{
@@ -172,6 +172,7 @@ struct Acc {
     provisioner: Option<ProvisionerSpecRaw>,
     nodeclass: Option<NodeClass>,
     cluster_config: EksctlClusterConfig,
+    autoscaler: Option<AutoscalerSpec>,
 }
 
 impl Acc {
@@ -241,6 +242,9 @@ impl Acc {
             }
             (Kind::ClusterConfig, "fargateProfiles") => {
                 self.cluster_config.fargate_profiles = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::Autoscaler, "spec") => {
+                self.autoscaler = Some(map.next_value_seed(Nullable::new())?)
             }
             (Kind::List, "items") => doc.items = map.next_value_seed(ItemsSeed)?,
             _ => {
@@ -336,6 +340,7 @@ impl Acc {
                 Body::NodeClass(Box::new(self.nodeclass.unwrap_or_default())),
             ),
             Kind::ClusterConfig => Some(Body::ClusterConfig(Box::new(self.cluster_config))),
+            Kind::Autoscaler => Some(Body::Autoscaler(self.autoscaler.unwrap_or_default())),
             Kind::List | Kind::Other => None,
         }
     }

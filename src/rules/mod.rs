@@ -6,6 +6,7 @@
 //! with its doc in `lints/<id>.md` and fixtures in `fixtures/<id>/`; adding one touches only
 //! those and one line in [`registry`].
 
+mod consolidation_blocked;
 mod deprecated_karpenter_api;
 mod in_tree_storage_plugin;
 mod incompatible_requirements;
@@ -143,6 +144,7 @@ pub trait Rule: Send + Sync {
 /// Every rule, in id order. `parse-error` is produced by the parse stage, not here.
 pub fn registry() -> Vec<Box<dyn Rule>> {
     vec![
+        Box::new(consolidation_blocked::ConsolidationBlocked),
         Box::new(deprecated_karpenter_api::DeprecatedKarpenterApi),
         Box::new(in_tree_storage_plugin::InTreeStoragePlugin),
         Box::new(incompatible_requirements::IncompatibleRequirements),
