@@ -10,6 +10,7 @@ mod consolidation_blocked;
 mod deprecated_karpenter_api;
 mod in_tree_storage_plugin;
 mod incompatible_requirements;
+mod karpenter_label_on_static_node;
 mod missing_limit_range;
 mod missing_resource_requests;
 mod no_instance_type_fits;
@@ -148,6 +149,7 @@ pub fn registry() -> Vec<Box<dyn Rule>> {
         Box::new(deprecated_karpenter_api::DeprecatedKarpenterApi),
         Box::new(in_tree_storage_plugin::InTreeStoragePlugin),
         Box::new(incompatible_requirements::IncompatibleRequirements),
+        Box::new(karpenter_label_on_static_node::KarpenterLabelOnStaticNode),
         Box::new(missing_limit_range::MissingLimitRange),
         Box::new(missing_resource_requests::MissingResourceRequests),
         Box::new(no_instance_type_fits::NoInstanceTypeFits),
