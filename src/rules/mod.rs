@@ -16,6 +16,7 @@ mod missing_resource_requests;
 mod no_instance_type_fits;
 mod replicas_exceed_capacity;
 mod restricted_label_selector;
+mod subnet_ip_exhaustion;
 mod untolerated_taint;
 
 use crate::diagnostic::{Finding, Severity};
@@ -155,6 +156,7 @@ pub fn registry() -> Vec<Box<dyn Rule>> {
         Box::new(no_instance_type_fits::NoInstanceTypeFits),
         Box::new(replicas_exceed_capacity::ReplicasExceedCapacity),
         Box::new(restricted_label_selector::RestrictedLabelSelector),
+        Box::new(subnet_ip_exhaustion::SubnetIpExhaustion),
         Box::new(untolerated_taint::UntoleratedTaint),
     ]
 }
