@@ -355,7 +355,11 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             .instance_types
             .clone()
             .or_else(|| cfg.cluster.as_ref().and_then(|c| c.instance_types.clone())),
-        cluster: cfg.cluster,
+        cluster: cfg
+            .cluster
+            .as_ref()
+            .map(|c| c.to_facts())
+            .unwrap_or_default(),
     };
     let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
     Ok((opts, fail_on))

@@ -70,7 +70,7 @@ impl FailOn {
 /// Facts about the cluster that manifests cannot tell (`cluster:`). Validated and carried
 /// to the rules; the simulator reads them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClusterFacts {
+pub struct ClusterSection {
     pub region: Option<String>,
     pub zones: Vec<String>,
     pub node_groups: Vec<NodeGroup>,
@@ -115,7 +115,7 @@ pub struct Config {
     /// Already resolved against the config file's directory.
     pub context: Vec<PathBuf>,
     pub fail_on: Option<FailOn>,
-    pub cluster: Option<ClusterFacts>,
+    pub cluster: Option<ClusterSection>,
 }
 
 /// Why a config could not be used. Rendered by miette with the offending span.
@@ -334,7 +334,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
                     taints,
                 });
             }
-            Some(ClusterFacts {
+            Some(ClusterSection {
                 region: c.region,
                 zones: c.zones,
                 node_groups,
@@ -384,6 +384,44 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+impl ClusterSection {
+    /// The section as simulator facts: node groups with their labels and taints, subnets
+    /// with their free addresses, zones and region. Taints with an effect Kubernetes does not
+    /// know were rejected when the file was loaded.
+    pub fn to_facts(&self) -> crate::karpenter::cluster::ClusterFacts {
+        use crate::karpenter::cluster::{ClusterFacts, NodeGroup};
+        use crate::karpenter::taints::Taint;
+        let mut facts = ClusterFacts {
+            region: self.region.clone(),
+            ..Default::default()
+        };
+        for z in &self.zones {
+            facts.add_zone(z);
+        }
+        for g in &self.node_groups {
+            let taints = g.taints.iter().filter_map(|t| {
+                Some(Taint::new(
+                    t.key.clone(),
+                    t.value.clone().unwrap_or_default(),
+                    t.effect.parse().ok()?,
+                ))
+            });
+            let group = NodeGroup::new(
+                g.name.clone(),
+                Some(g.instance_type.as_str()),
+                i64::from(g.count),
+            )
+            .with_labels(g.labels.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .with_taints(taints);
+            facts.add_node_group(group);
+        }
+        for sn in &self.subnets {
+            facts.add_subnet(sn.id.clone(), Some(sn.zone.as_str()), sn.available_ipv4);
+        }
+        facts
+    }
 }
 
 #[cfg(test)]

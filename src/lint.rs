@@ -3,11 +3,12 @@
 //! This is the library's entry point; the CLI only turns arguments into [`LintOptions`] and
 //! the report into output and an exit code.
 
-use crate::config::{ClusterFacts, Level};
+use crate::config::Level;
 use crate::diagnostic::{Finding, Severity};
 use crate::discover::{self, DiscoverError, Filters, Input};
 use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
+use crate::karpenter::cluster::{self, ClusterFacts};
 use crate::model::{Object, Span};
 use crate::parse::{self, ParsedSource, SkipReason};
 use crate::report::{self, Report, Source, Summary};
@@ -29,10 +30,11 @@ pub struct LintOptions {
     pub max_file_size: u64,
     /// Per-rule levels from the config and `--rule`: applied after suppressions.
     pub rules: BTreeMap<String, Level>,
-    /// `cluster:` facts from the config, for the simulator.
-    pub cluster: Option<ClusterFacts>,
     /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
     pub instance_types: Option<PathBuf>,
+    /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
+    /// with those read from eksctl `ClusterConfig`s and `Node`s.
+    pub cluster: ClusterFacts,
 }
 
 /// Errors that stop a run before linting (exit code 2).
@@ -60,7 +62,7 @@ impl Default for LintOptions {
             max_file_size: 256 * 1024 * 1024,
             instance_types: None,
             rules: BTreeMap::new(),
-            cluster: None,
+            cluster: ClusterFacts::default(),
         }
     }
 }
@@ -187,7 +189,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
 
     let index = Index::new(&objects);
     let registry = rules::registry();
-    let cx = rules::Context::new(&index, catalog);
+    let mut cx = rules::Context::new(&index, catalog);
+    cx.cluster.merge(&opts.cluster);
     findings.extend(rules::run(&registry, &cx));
     let plan = crate::report::plan::rows(&cx);
     let applied = suppress::apply(findings, &objects, &sources, &scan, &rules::known_ids());
@@ -211,6 +214,19 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     {
         notes.push(
             "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context".into(),
+        );
+    }
+    if !cx.cluster.has_static_capacity()
+        && objects.iter().any(|o| {
+            !o.context
+                && o.workload()
+                    .and_then(|w| w.pod_spec())
+                    .and_then(|s| cluster::static_only(o, s))
+                    .is_some()
+        })
+    {
+        notes.push(
+            "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context".into(),
         );
     }
     findings.sort_by(|a, b| {

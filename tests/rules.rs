@@ -1,6 +1,7 @@
 //! Every rule has a doc and fixtures; fixtures fire and stay quiet as their names say; the
 //! rendered diagnostics of each rule's fixtures are snapshots; the docs' examples work.
 
+use karplint::karpenter::cluster::ClusterFacts;
 use karplint::lint::{LintOptions, lint};
 use karplint::report::{self, Texts, human};
 use std::path::{Path, PathBuf};
@@ -12,9 +13,25 @@ fn rule_ids() -> Vec<&'static str> {
     ids
 }
 
+/// Facts no manifest carries, given to the rules that need them (as the config file's
+/// `cluster:` section would).
+fn facts_for(id: &str) -> ClusterFacts {
+    let mut facts = ClusterFacts::default();
+    if id == "subnet-ip-exhaustion" {
+        facts.add_subnet("subnet-a", Some("us-west-2a"), 4000);
+        facts.add_subnet("subnet-b", Some("us-west-2b"), 4000);
+    }
+    facts
+}
+
 fn lint_paths(paths: Vec<PathBuf>) -> report::Report {
+    lint_paths_for("", paths)
+}
+
+fn lint_paths_for(id: &str, paths: Vec<PathBuf>) -> report::Report {
     let opts = LintOptions {
         paths,
+        cluster: facts_for(id),
         ..Default::default()
     };
     lint(&opts, &mut std::io::empty())
@@ -70,7 +87,7 @@ fn every_rule_has_a_doc_and_fixtures_that_fire_and_stay_quiet() {
         assert!(!fire.is_empty(), "fixtures/{id}/ has no fire*.yaml");
         assert!(!quiet.is_empty(), "fixtures/{id}/ has no quiet*.yaml");
         for f in fire {
-            let r = lint_paths(vec![f.clone()]);
+            let r = lint_paths_for(id, vec![f.clone()]);
             assert!(
                 r.findings.iter().any(|x| x.rule == id),
                 "{} should fire {id}",
@@ -78,7 +95,7 @@ fn every_rule_has_a_doc_and_fixtures_that_fire_and_stay_quiet() {
             );
         }
         for f in quiet {
-            let r = lint_paths(vec![f.clone()]);
+            let r = lint_paths_for(id, vec![f.clone()]);
             let hits: Vec<_> = r
                 .findings
                 .iter()
@@ -101,7 +118,7 @@ fn fixture_snapshots() {
     for id in rule_ids() {
         let mut out = String::new();
         for f in files(&PathBuf::from(format!("fixtures/{id}")), "") {
-            let r = lint_paths(vec![f.clone()]);
+            let r = lint_paths_for(id, vec![f.clone()]);
             out.push_str(&format!("=== {}\n", f.display()));
             out.push_str(&render_rule(r, id));
         }
@@ -128,7 +145,7 @@ fn doc_examples_fire_and_fixes_do_not() {
         for (section, should_fire) in [("Example", true), ("Fix", false)] {
             let path = dir.path().join(format!("{id}-{section}.yaml"));
             std::fs::write(&path, yaml_block(doc, section)).expect("write");
-            let r = lint_paths(vec![path]);
+            let r = lint_paths_for(id, vec![path]);
             let fired = r.findings.iter().any(|f| f.rule == id);
             assert_eq!(
                 fired,
@@ -138,4 +155,24 @@ fn doc_examples_fire_and_fixes_do_not() {
             );
         }
     }
+}
+
+#[test]
+fn subnet_ip_exhaustion_is_silent_without_subnet_facts() {
+    let r = lint_paths(vec![PathBuf::from(
+        "fixtures/subnet-ip-exhaustion/fire.yaml",
+    )]);
+    assert!(!r.findings.iter().any(|f| f.rule == "subnet-ip-exhaustion"));
+    // Subnets outside the NodePool's zone do not count, and do not fire either.
+    let mut facts = ClusterFacts::default();
+    facts.add_subnet("subnet-b", Some("us-west-2b"), 10);
+    let opts = LintOptions {
+        paths: vec![PathBuf::from("fixtures/subnet-ip-exhaustion/fire.yaml")],
+        cluster: facts,
+        ..Default::default()
+    };
+    let r = lint(&opts, &mut std::io::empty())
+        .expect("lint runs")
+        .report;
+    assert!(!r.findings.iter().any(|f| f.rule == "subnet-ip-exhaustion"));
 }

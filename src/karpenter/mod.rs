@@ -5,6 +5,7 @@
 
 pub mod allocatable;
 pub mod catalog;
+pub mod cluster;
 pub mod pod;
 pub mod pool;
 pub mod requirements;

@@ -56,3 +56,121 @@ pub struct Node {
     pub spec: NodeSpec,
     pub status: NodeStatus,
 }
+
+/// eksctl `ClusterConfig` (`eksctl.io/v1alpha5`): the static capacity a Karpenter cluster
+/// runs its controller on. Only the fields that describe nodes are read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksctlClusterConfig {
+    #[serde(deserialize_with = "nullable")]
+    pub availability_zones: Vec<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub managed_node_groups: Vec<Spanned<EksctlNodeGroup>>,
+    #[serde(deserialize_with = "nullable")]
+    pub node_groups: Vec<Spanned<EksctlNodeGroup>>,
+    #[serde(deserialize_with = "nullable")]
+    pub fargate_profiles: Vec<EksctlFargateProfile>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksctlNodeGroup {
+    pub name: Option<Spanned<String>>,
+    pub instance_type: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub instance_types: Vec<Spanned<String>>,
+    pub desired_capacity: Option<Spanned<i64>>,
+    pub min_size: Option<Spanned<i64>>,
+    pub max_size: Option<Spanned<i64>>,
+    #[serde(deserialize_with = "nullable")]
+    pub labels: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub taints: EksctlTaints,
+    #[serde(deserialize_with = "nullable")]
+    pub availability_zones: Vec<Spanned<String>>,
+}
+
+/// eksctl taints: a list of `{key, value, effect}`, or the older map `key: "value:Effect"`.
+#[derive(Debug, Clone, Default)]
+pub struct EksctlTaints(pub Vec<Taint>);
+
+impl<'de> Deserialize<'de> for EksctlTaints {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EksctlTaints;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of taints or a map of key: \"value:Effect\"")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<EksctlTaints, A::Error> {
+                let mut out = Vec::new();
+                while let Some(t) = s.next_element::<Taint>()? {
+                    out.push(t);
+                }
+                Ok(EksctlTaints(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<EksctlTaints, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<Spanned<String>>()? {
+                    let v = m.next_value::<Spanned<Text>>()?;
+                    // `value:Effect`, or `:Effect` / `Effect` without a value.
+                    let (value, effect) = match v.value.0.rsplit_once(':') {
+                        Some((val, eff)) => (val.to_string(), eff.to_string()),
+                        None => (String::new(), v.value.0.clone()),
+                    };
+                    out.push(Taint {
+                        key: k,
+                        value: Some(Spanned {
+                            value: Text(value),
+                            referenced: v.referenced,
+                            defined: v.defined,
+                        }),
+                        effect: Spanned {
+                            value: effect,
+                            referenced: v.referenced,
+                            defined: v.defined,
+                        },
+                    });
+                }
+                Ok(EksctlTaints(out))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<EksctlTaints, E> {
+                Ok(EksctlTaints::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksctlFargateProfile {
+    pub name: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub selectors: Vec<EksctlFargateSelector>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksctlFargateSelector {
+    pub namespace: Option<Spanned<String>>,
+    #[serde(deserialize_with = "nullable")]
+    pub labels: SpannedMap,
+}
+
+/// HorizontalPodAutoscaler (`autoscaling/*`) and KEDA `ScaledObject` `spec`: which workload
+/// they scale, so rules do not judge its `replicas` as fixed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AutoscalerSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub scale_target_ref: ScaleTargetRef,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScaleTargetRef {
+    pub kind: Option<Spanned<String>>,
+    pub name: Option<Spanned<String>>,
+}

@@ -66,6 +66,10 @@ pub enum Kind {
     EC2NodeClass,
     AWSNodeTemplate,
     EksNodeClass,
+    /// eksctl `ClusterConfig`: managed and self-managed node groups, Fargate profiles.
+    ClusterConfig,
+    /// HorizontalPodAutoscaler or KEDA ScaledObject.
+    Autoscaler,
     List,
     Other,
 }
@@ -95,6 +99,9 @@ impl Kind {
             "EC2NodeClass" if group == "karpenter.k8s.aws" => Kind::EC2NodeClass,
             "AWSNodeTemplate" if group == "karpenter.k8s.aws" => Kind::AWSNodeTemplate,
             "NodeClass" if group == "eks.amazonaws.com" => Kind::EksNodeClass,
+            "ClusterConfig" if group == "eksctl.io" => Kind::ClusterConfig,
+            "HorizontalPodAutoscaler" if group == "autoscaling" => Kind::Autoscaler,
+            "ScaledObject" if group == "keda.sh" => Kind::Autoscaler,
             k if k == "List" || (k.ends_with("List") && k.len() > 4) => Kind::List,
             _ => Kind::Other,
         }
@@ -128,6 +135,8 @@ pub enum Body {
     Node(Box<cluster::Node>),
     NodePool(Box<karpenter::NodePool>),
     NodeClass(Box<karpenter::NodeClass>),
+    ClusterConfig(Box<cluster::EksctlClusterConfig>),
+    Autoscaler(cluster::AutoscalerSpec),
     /// A kind the model does not type (ConfigMap, CRD, Service, …).
     Other,
 }
@@ -143,6 +152,8 @@ pub struct Object {
     /// Objects read through `--context` are used for facts but never reported on.
     pub context: bool,
     pub api_version: String,
+    /// The `apiVersion` value.
+    pub api_version_span: Span,
     pub kind: Kind,
     /// The `kind:` as written (`Deployment`, `NodePool`, …).
     pub kind_name: String,

@@ -8,7 +8,9 @@
 //! never built into a tree. In the rare document where a body field comes before `kind`,
 //! the visitor notes it and the caller parses that document again with the kind known.
 
-use crate::model::cluster::{LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec};
+use crate::model::cluster::{
+    AutoscalerSpec, EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,
+};
 use crate::model::de::{Spanned, Text, nullable};
 use crate::model::karpenter::{
     KarpenterApi, NodeClass, NodePool, NodePoolSpecRaw, ProvisionerSpecRaw,
@@ -169,6 +171,8 @@ struct Acc {
     nodepool: Option<NodePoolSpecRaw>,
     provisioner: Option<ProvisionerSpecRaw>,
     nodeclass: Option<NodeClass>,
+    cluster_config: EksctlClusterConfig,
+    autoscaler: Option<AutoscalerSpec>,
 }
 
 impl Acc {
@@ -226,6 +230,21 @@ impl Acc {
             }
             (Kind::EC2NodeClass | Kind::AWSNodeTemplate | Kind::EksNodeClass, "spec") => {
                 self.nodeclass = Some(map.next_value_seed(Nullable::new())?)
+            }
+            (Kind::ClusterConfig, "availabilityZones") => {
+                self.cluster_config.availability_zones = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::ClusterConfig, "managedNodeGroups") => {
+                self.cluster_config.managed_node_groups = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::ClusterConfig, "nodeGroups") => {
+                self.cluster_config.node_groups = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::ClusterConfig, "fargateProfiles") => {
+                self.cluster_config.fargate_profiles = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::Autoscaler, "spec") => {
+                self.autoscaler = Some(map.next_value_seed(Nullable::new())?)
             }
             (Kind::List, "items") => doc.items = map.next_value_seed(ItemsSeed)?,
             _ => {
@@ -320,6 +339,8 @@ impl Acc {
             Kind::EC2NodeClass | Kind::AWSNodeTemplate | Kind::EksNodeClass => Some(
                 Body::NodeClass(Box::new(self.nodeclass.unwrap_or_default())),
             ),
+            Kind::ClusterConfig => Some(Body::ClusterConfig(Box::new(self.cluster_config))),
+            Kind::Autoscaler => Some(Body::Autoscaler(self.autoscaler.unwrap_or_default())),
             Kind::List | Kind::Other => None,
         }
     }

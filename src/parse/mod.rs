@@ -253,7 +253,8 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         source: id,
         doc_offset: offset,
         context,
-        api_version: api.value.0,
+        api_version: String::new(),
+        api_version_span: Span::default(),
         kind,
         kind_name: String::new(),
         kind_span: Span::default(),
@@ -261,6 +262,8 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         body,
     };
     o.kind_span = o.span(&k);
+    o.api_version_span = o.span(&api);
+    o.api_version = api.value.0;
     o.kind_name = k.value.0;
     out.push(o);
 }

@@ -6,8 +6,11 @@
 //! with its doc in `lints/<id>.md` and fixtures in `fixtures/<id>/`; adding one touches only
 //! those and one line in [`registry`].
 
+mod consolidation_blocked;
+mod deprecated_karpenter_api;
 mod in_tree_storage_plugin;
 mod incompatible_requirements;
+mod karpenter_label_on_static_node;
 mod missing_csi_startup_taint;
 mod missing_device_plugin;
 mod missing_limit_range;
@@ -17,6 +20,7 @@ mod pvc_workload_not_spread;
 mod replicas_exceed_capacity;
 mod restricted_label_selector;
 mod startup_taint_without_agent;
+mod subnet_ip_exhaustion;
 mod unsatisfiable_pod_affinity;
 mod unsatisfiable_topology_spread;
 mod untolerated_taint;
@@ -26,6 +30,7 @@ mod windows_os_mismatch;
 use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
+use crate::karpenter::cluster::ClusterFacts;
 use crate::karpenter::sim::{Simulator, Verdict};
 use crate::model::Object;
 use rayon::prelude::*;
@@ -37,6 +42,9 @@ pub struct Context<'a, 'c> {
     pub sim: Option<Simulator<'a, 'c>>,
     /// The simulator's verdict per object id (workloads that are linted).
     pub verdicts: Vec<Option<Verdict>>,
+    /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
+    pub cluster: ClusterFacts,
+    pub catalog: &'c Catalog,
 }
 
 impl<'a, 'c> Context<'a, 'c> {
@@ -64,6 +72,8 @@ impl<'a, 'c> Context<'a, 'c> {
             index,
             sim,
             verdicts,
+            cluster: ClusterFacts::from_index(index),
+            catalog,
         }
     }
 
@@ -144,8 +154,11 @@ pub trait Rule: Send + Sync {
 /// Every rule, in id order. `parse-error` is produced by the parse stage, not here.
 pub fn registry() -> Vec<Box<dyn Rule>> {
     vec![
+        Box::new(consolidation_blocked::ConsolidationBlocked),
+        Box::new(deprecated_karpenter_api::DeprecatedKarpenterApi),
         Box::new(in_tree_storage_plugin::InTreeStoragePlugin),
         Box::new(incompatible_requirements::IncompatibleRequirements),
+        Box::new(karpenter_label_on_static_node::KarpenterLabelOnStaticNode),
         Box::new(missing_csi_startup_taint::MissingCsiStartupTaint),
         Box::new(missing_device_plugin::MissingDevicePlugin),
         Box::new(missing_limit_range::MissingLimitRange),
@@ -155,6 +168,7 @@ pub fn registry() -> Vec<Box<dyn Rule>> {
         Box::new(replicas_exceed_capacity::ReplicasExceedCapacity),
         Box::new(restricted_label_selector::RestrictedLabelSelector),
         Box::new(startup_taint_without_agent::StartupTaintWithoutAgent),
+        Box::new(subnet_ip_exhaustion::SubnetIpExhaustion),
         Box::new(unsatisfiable_pod_affinity::UnsatisfiablePodAffinity),
         Box::new(unsatisfiable_topology_spread::UnsatisfiableTopologySpread),
         Box::new(untolerated_taint::UntoleratedTaint),

@@ -1,0 +1,277 @@
+//! `consolidation-blocked`: PodDisruptionBudgets and annotations that stop Karpenter from
+//! ever voluntarily disrupting the nodes their pods run on (SPEC §7): consolidation, drift
+//! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
+
+use super::{Context, Rule};
+use crate::diagnostic::{Finding, Severity};
+use crate::index::selector_matches;
+use crate::model::cluster::PdbSpec;
+use crate::model::de::SpannedMap;
+use crate::model::{Body, Kind, Object};
+
+pub struct ConsolidationBlocked;
+
+const ID: &str = "consolidation-blocked";
+const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+
+impl Rule for ConsolidationBlocked {
+    fn id(&self) -> &'static str {
+        ID
+    }
+    fn doc(&self) -> &'static str {
+        include_str!("../../lints/consolidation-blocked.md")
+    }
+    fn default_severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "PodDisruptionBudgets or do-not-disrupt annotations that keep Karpenter from ever disrupting a node: \"DisruptionBlocked\""
+    }
+
+    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+        match &obj.body {
+            Body::PodDisruptionBudget(pdb) => {
+                out.extend(blocking_pdb(obj, pdb, cx));
+                out.extend(multiple_pdbs(obj, pdb, cx));
+            }
+            Body::Workload(_) => out.extend(do_not_disrupt(obj)),
+            _ => {}
+        }
+    }
+}
+
+/// The pod labels of a workload (a bare Pod's own labels).
+fn pod_labels(obj: &Object) -> &SpannedMap {
+    match (obj.kind, obj.workload()) {
+        (Kind::Pod, _) | (_, None) => &obj.meta.labels,
+        (_, Some(w)) => &w.template.metadata.labels,
+    }
+}
+
+/// Workloads whose pods Karpenter evicts when it disrupts a node, selected by the PDB.
+fn selected<'a>(obj: &Object, pdb: &PdbSpec, cx: &Context<'a, '_>) -> Vec<&'a Object> {
+    let Some(sel) = &pdb.selector else {
+        // A null selector selects no pods.
+        return Vec::new();
+    };
+    let candidates = |same_file: bool| {
+        cx.index.workloads().filter(move |w| {
+            !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob)
+                && (!same_file || w.source == obj.source)
+                && w.effective_namespace() == obj.effective_namespace()
+        })
+    };
+    // A budget written beside its workloads is about those: other files' workloads that
+    // happen to share labels (independent examples in one tree) are not considered.
+    let same_file = candidates(true).next().is_some();
+    let mut out: Vec<&'a Object> = Vec::new();
+    for w in candidates(same_file)
+        .filter(|w| selector_matches(sel, |k| pod_labels(w).get(k).map(|v| v.value.as_str())))
+    {
+        // The same workload in several files (kustomize overlays, per-environment copies)
+        // counts once, with its largest replica count.
+        match out
+            .iter_mut()
+            .find(|o| o.kind == w.kind && o.name() == w.name())
+        {
+            Some(o) if replicas(w) > replicas(o) => *o = w,
+            Some(_) => {}
+            None => out.push(w),
+        }
+    }
+    out
+}
+
+fn replicas(w: &Object) -> Option<i64> {
+    w.workload()?.replicas.as_ref().map(|r| r.value)
+}
+
+/// Is the workload the target of a HorizontalPodAutoscaler or KEDA ScaledObject?
+fn autoscaled(w: &Object, cx: &Context) -> bool {
+    cx.index
+        .in_namespace(Kind::Autoscaler, w.effective_namespace())
+        .any(|a| match &a.body {
+            Body::Autoscaler(s) => {
+                let r = &s.scale_target_ref;
+                r.name.as_ref().is_some_and(|n| n.value == w.name())
+                    && r.kind.as_ref().is_none_or(|k| k.value == w.kind_name)
+            }
+            _ => false,
+        })
+}
+
+fn pdb_key(obj: &Object) -> String {
+    format!("{}/{}", obj.effective_namespace(), obj.name())
+}
+
+fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
+    let workloads = selected(obj, pdb, cx);
+    let (span, field, why) = if let Some(m) = pdb
+        .max_unavailable
+        .as_ref()
+        .filter(|m| matches!(m.value.as_str().trim(), "0" | "0%"))
+    {
+        (
+            obj.span(m),
+            format!("maxUnavailable: {}", m.value),
+            "allows no pod to be evicted".to_string(),
+        )
+    } else if let Some(m) = pdb.min_available.as_ref() {
+        let v = m.value.as_str().trim();
+        if v == "100%" {
+            (
+                obj.span(m),
+                format!("minAvailable: {v}"),
+                "keeps every pod available".to_string(),
+            )
+        } else {
+            let n: i64 = v.parse().ok()?;
+            // Only workloads that state their replicas and that no autoscaler scales are
+            // judged.
+            let mut total = 0i64;
+            for w in &workloads {
+                if autoscaled(w, cx) {
+                    return None;
+                }
+                let wl = w.workload()?;
+                total += match w.kind {
+                    Kind::Pod => 1,
+                    _ => wl.replicas.as_ref()?.value,
+                };
+            }
+            if workloads.is_empty() || total == 0 || n < total {
+                return None;
+            }
+            (
+                obj.span(m),
+                format!("minAvailable: {n}"),
+                format!("requires {n} available pod(s) and the selected workloads run {total}"),
+            )
+        }
+    } else {
+        return None;
+    };
+    if !workloads.is_empty() && workloads.iter().all(|w| w.kind == Kind::DaemonSet) {
+        return None;
+    }
+    let key = pdb_key(obj);
+    let mut f = Finding::new(
+        ID,
+        Severity::Warning,
+        obj,
+        span,
+        format!(
+            "PodDisruptionBudget {why} ({field}): Karpenter cannot drain nodes running these pods and reports DisruptionBlocked \"Pdb prevents pod evictions (PodDisruptionBudget=[{key}])\""
+        ),
+    )
+    .label("allows no disruption")
+    .help("allow at least one disruption: set `maxUnavailable: 1` (or a `minAvailable` below the replicas), so Karpenter can consolidate, replace drifted and expire nodes one pod at a time");
+    for w in workloads {
+        let span = w
+            .workload()
+            .and_then(|wl| wl.replicas.as_ref())
+            .map(|r| w.span(r))
+            .unwrap_or_else(|| w.name_span());
+        f = f.related(
+            w,
+            span,
+            format!(
+                "{} \"{}\" is selected by this budget",
+                w.kind_name,
+                w.name()
+            ),
+        );
+    }
+    Some(f)
+}
+
+/// A later PDB selecting pods an earlier one selects: Karpenter cannot evict them.
+fn multiple_pdbs(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
+    let mine = selected(obj, pdb, cx);
+    if mine.is_empty() {
+        return None;
+    }
+    let other = cx
+        .index
+        .in_namespace(Kind::PodDisruptionBudget, obj.effective_namespace())
+        // Copies of this same budget (overlays) are not a second budget.
+        .filter(|o| o.id < obj.id && o.name() != obj.name())
+        .find_map(|o| {
+            let Body::PodDisruptionBudget(p) = &o.body else {
+                return None;
+            };
+            let theirs = selected(o, p, cx);
+            let shared = mine.iter().find(|w| theirs.iter().any(|t| t.id == w.id))?;
+            Some((o, *shared))
+        })?;
+    let (o, w) = other;
+    let span = pdb
+        .selector
+        .as_ref()
+        .and_then(|s| {
+            s.match_labels
+                .0
+                .first()
+                .map(|(k, _)| obj.span(k))
+                .or_else(|| s.match_expressions.first().map(|e| obj.span(&e.key)))
+        })
+        .unwrap_or_else(|| obj.name_span());
+    Some(
+        Finding::new(
+            ID,
+            Severity::Warning,
+            obj,
+            span,
+            format!(
+                "pods of {} \"{}\" are selected by two PodDisruptionBudgets: the eviction API refuses them and Karpenter reports DisruptionBlocked \"Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{} {}])\"",
+                w.kind_name,
+                w.name(),
+                pdb_key(o),
+                pdb_key(obj)
+            ),
+        )
+        .label("selects pods another budget also selects")
+        .help(format!(
+            "keep one PodDisruptionBudget per set of pods: narrow this selector or merge it with PodDisruptionBudget \"{}\"",
+            o.name()
+        ))
+        .related(o, o.name_span(), "the other PodDisruptionBudget selecting the same pods")
+        .related(w, w.name_span(), "the pods both budgets select"),
+    )
+}
+
+/// `karpenter.sh/do-not-disrupt: "true"` on the pods of a workload that runs indefinitely.
+fn do_not_disrupt(obj: &Object) -> Option<Finding> {
+    if !matches!(
+        obj.kind,
+        Kind::Deployment | Kind::StatefulSet | Kind::ReplicaSet | Kind::ReplicationController
+    ) {
+        return None;
+    }
+    let (k, v) = obj
+        .workload()?
+        .template
+        .metadata
+        .annotations
+        .entry(DO_NOT_DISRUPT)?;
+    if v.value.as_str() != "true" {
+        return None;
+    }
+    let ns = obj.effective_namespace();
+    Some(
+        Finding::new(
+            ID,
+            Severity::Warning,
+            obj,
+            obj.span(k),
+            format!(
+                "every pod of this {} is annotated {DO_NOT_DISRUPT}: \"true\" and runs indefinitely, so Karpenter never consolidates, replaces or expires the nodes they run on and reports DisruptionBlocked \"Pod has \\\"{DO_NOT_DISRUPT}\\\" annotation (Pod={ns}/<pod>)\"",
+                obj.kind_name
+            ),
+        )
+        .label("blocks disruption of the node for the pod's whole life")
+        .help(format!(
+            "remove the annotation and protect the pods with a PodDisruptionBudget (`maxUnavailable: 1`); keep `{DO_NOT_DISRUPT}` for pods that finish (Jobs), or give it a duration such as \"4h\" on Karpenter versions that accept one"
+        )),
+    )
+}
