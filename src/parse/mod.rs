@@ -58,7 +58,9 @@ pub struct ParsedSource {
 /// parallel, small ones stay on one thread.
 const DOCS_PER_TASK: usize = 64;
 
-fn options() -> serde_saphyr::Options {
+/// The serde-saphyr options for every document: Kubernetes' legacy octal, budgets raised for
+/// large bundles, depth and alias limits kept.
+pub fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_reader_input_bytes = None;
     budget.max_events = 50_000_000;
@@ -308,14 +310,19 @@ fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
             .unwrap_or(0),
         n => n.min(text.len() - offset),
     };
-    DocError { span: Span::new(offset, len), message }
+    DocError {
+        span: Span::new(offset, len),
+        message,
+    }
 }
 
 /// serde-saphyr's messages, in the words of a Kubernetes user.
 fn friendly(message: &str) -> String {
     let m = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     match m.as_str() {
-        "invalid i64" | "invalid u64" | "invalid i32" | "invalid u32" => "expected an integer".into(),
+        "invalid i64" | "invalid u64" | "invalid i32" | "invalid u32" => {
+            "expected an integer".into()
+        }
         "invalid bool" => "expected true or false".into(),
         _ => m,
     }
