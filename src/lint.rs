@@ -103,6 +103,14 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, Discove
     let mut skipped = Vec::new();
     let mut notes = Vec::new();
     let mut not_objects = 0;
+    // Reserved exactly: the model of a large tree must not pay for Vec doubling.
+    objects.reserve_exact(
+        parsed
+            .iter()
+            .filter_map(|p| p.as_ref().ok())
+            .map(|p| p.objects.len())
+            .sum(),
+    );
     for (id, p) in parsed.into_iter().enumerate() {
         let src = &sources[id];
         match p {
@@ -166,6 +174,16 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, Discove
         },
         io_errors,
     })
+}
+
+/// Lints one YAML stream held in memory, as `karplint -` would read it from standard input.
+/// The report's only source is `<stdin>`; used by the fuzz targets and embedders.
+pub fn lint_str(text: &str) -> Result<Report, DiscoverError> {
+    let opts = LintOptions {
+        paths: vec![PathBuf::from("-")],
+        ..Default::default()
+    };
+    lint(&opts, &mut text.as_bytes()).map(|o| o.report)
 }
 
 fn display_path(p: &std::path::Path) -> String {
