@@ -165,12 +165,15 @@ pub fn explain(rule: &str) -> Option<&'static str> {
 }
 
 fn run_lint(args: &LintArgs) -> i32 {
-    if let Some(n) = args.threads
-        && let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()
-    {
-        eprintln!("karplint: cannot start {n} threads: {e}");
+    // Deserializing is recursive: a document nested up to the parser's depth limit needs
+    // more than the 2 MiB default stack of a worker thread (in debug builds well before
+    // that limit). The stack is reserved, not committed, so this costs no memory.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20);
+    if let Some(n) = args.threads {
+        pool = pool.num_threads(n.max(1));
+    }
+    if let Err(e) = pool.build_global() {
+        eprintln!("karplint: cannot start worker threads: {e}");
         return 2;
     }
     let opts = LintOptions {

@@ -8,6 +8,8 @@
 pub mod cli;
 pub mod diagnostic;
 pub mod discover;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod karpenter;
 pub mod lint;

@@ -237,7 +237,10 @@ fn rules_and_explain() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("## Why it matters"));
-    karplint().args(["explain", "no-such-rule"]).assert().code(2);
+    karplint()
+        .args(["explain", "no-such-rule"])
+        .assert()
+        .code(2);
 }
 
 #[test]

@@ -17,7 +17,9 @@ fn lint_paths(paths: Vec<PathBuf>) -> report::Report {
         paths,
         ..Default::default()
     };
-    lint(&opts, &mut std::io::empty()).expect("lint runs").report
+    lint(&opts, &mut std::io::empty())
+        .expect("lint runs")
+        .report
 }
 
 /// Human output of one rule's findings, without colour, at a fixed width.

@@ -324,6 +324,9 @@ fn friendly(message: &str) -> String {
             "expected an integer".into()
         }
         "invalid bool" => "expected true or false".into(),
+        "recursion limit exceeded" => {
+            "nested too deeply (recursion limit exceeded); karplint reads at most 128 levels".into()
+        }
         _ => m,
     }
 }
