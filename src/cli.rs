@@ -176,6 +176,11 @@ fn run_lint(args: &LintArgs) -> i32 {
         eprintln!("karplint: cannot start worker threads: {e}");
         return 2;
     }
+    // Progress only for a person watching: never in pipes, CI logs or JSON output.
+    crate::progress::ENABLED.store(
+        args.format == Format::Human && std::io::stderr().is_terminal(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let opts = LintOptions {
         paths: args.paths.clone(),
         context: args.context.clone(),

@@ -15,6 +15,7 @@ pub mod karpenter;
 pub mod lint;
 pub mod model;
 pub mod parse;
+pub mod progress;
 pub mod quantity;
 pub mod report;
 pub mod rules;

@@ -88,11 +88,17 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, Discove
         }
     }
 
+    let progress = crate::progress::Progress::start(sources.len());
     let parsed: Vec<Result<ParsedSource, String>> = sources
         .par_iter()
         .enumerate()
-        .map(|(id, src)| read_and_parse(id, src, opts.max_file_size))
+        .map(|(id, src)| {
+            let r = read_and_parse(id, src, opts.max_file_size);
+            progress.tick();
+            r
+        })
         .collect();
+    drop(progress);
 
     let mut summary = Summary {
         files: sources.len(),
