@@ -29,6 +29,7 @@ dir=${dir:-target/bench-corpus-$files-$seed}
 if [ ! -d "$dir" ]; then
   "$bin/examples/gen_corpus" --files "$files" --seed "$seed" --out "$dir"
 fi
+nfiles=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) | wc -l)
 bytes=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -printf '%s\n' | awk '{s+=$1} END {print s}')
 objects=$("$bin/karplint" --format json --fail-on never "$dir" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["objects"])')
 out=$(mktemp -d)
@@ -49,7 +50,7 @@ for j in 1 2; do
   done
 done
 
-python3 - "$out" "$bytes" "$objects" "$files" <<'PY'
+python3 - "$out" "$bytes" "$objects" "$nfiles" <<'PY'
 import json, sys
 out, nbytes, objects, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 keys = {"plain read": "read", "bare parse": "bare", "karplint": "lint"}
