@@ -54,6 +54,10 @@ pub struct LintArgs {
     /// Follow symbolic links while walking directories
     #[arg(long)]
     pub follow: bool,
+    /// Instance types from `aws ec2 describe-instance-types` JSON instead of the built-in
+    /// catalog
+    #[arg(long, value_name = "FILE")]
+    pub instance_types: Option<PathBuf>,
     /// Skip files larger than this many bytes
     #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024)]
     pub max_file_size: u64,
@@ -68,6 +72,9 @@ pub enum Command {
         /// Rule id, e.g. untolerated-taint
         rule: String,
     },
+    /// Show where Karpenter would put each workload: NodePool, fitting instance types, or
+    /// why it would stay Pending
+    Plan(LintArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -114,6 +121,7 @@ pub fn run() -> i32 {
                 2
             }
         },
+        Some(Command::Plan(args)) => run_plan(&args),
         None => run_lint(&cli.lint),
     }
 }
@@ -164,7 +172,24 @@ pub fn explain(rule: &str) -> Option<&'static str> {
         .map(|r| r.doc())
 }
 
-fn run_lint(args: &LintArgs) -> i32 {
+fn run_plan(args: &LintArgs) -> i32 {
+    let outcome = match lint_outcome(args) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let text = match args.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&outcome.plan).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Format::Human => crate::report::plan::render_table(&outcome.plan),
+    };
+    print_out(&text)
+}
+
+/// Runs the pipeline for the lint arguments; `Err` carries the exit code.
+fn lint_outcome(args: &LintArgs) -> Result<lint::Outcome, i32> {
     // Deserializing is recursive: a document nested up to the parser's depth limit needs
     // more than the 2 MiB default stack of a worker thread (in debug builds well before
     // that limit). The stack is reserved, not committed, so this costs no memory.
@@ -174,7 +199,7 @@ fn run_lint(args: &LintArgs) -> i32 {
     }
     if let Err(e) = pool.build_global() {
         eprintln!("karplint: cannot start worker threads: {e}");
-        return 2;
+        return Err(2);
     }
     // Progress only for a person watching: never in pipes, CI logs or JSON output.
     crate::progress::ENABLED.store(
@@ -188,13 +213,18 @@ fn run_lint(args: &LintArgs) -> i32 {
         exclude: args.exclude.clone(),
         follow: args.follow,
         max_file_size: args.max_file_size,
+        instance_types: args.instance_types.clone(),
     };
-    let outcome = match lint::lint(&opts, &mut std::io::stdin()) {
+    lint::lint(&opts, &mut std::io::stdin()).map_err(|e| {
+        eprintln!("karplint: {e}");
+        2
+    })
+}
+
+fn run_lint(args: &LintArgs) -> i32 {
+    let outcome = match lint_outcome(args) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("karplint: {e}");
-            return 2;
-        }
+        Err(code) => return code,
     };
     let report = &outcome.report;
     let texts = report::Texts::load(report);

@@ -6,6 +6,7 @@
 use crate::diagnostic::{Finding, Severity};
 use crate::discover::{self, DiscoverError, Filters, Input};
 use crate::index::Index;
+use crate::karpenter::catalog::Catalog;
 use crate::model::{Object, Span};
 use crate::parse::{self, ParsedSource, SkipReason};
 use crate::report::{self, Report, Source, Summary};
@@ -23,6 +24,22 @@ pub struct LintOptions {
     pub follow: bool,
     /// Files larger than this are skipped with a note.
     pub max_file_size: u64,
+    /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
+    pub instance_types: Option<PathBuf>,
+}
+
+/// Errors that stop a run before linting (exit code 2).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum LintError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Discover(#[from] DiscoverError),
+    #[error("{path}: cannot read instance types: {message}")]
+    #[diagnostic(
+        code(karplint::instance_types),
+        help("pass the JSON printed by `aws ec2 describe-instance-types`")
+    )]
+    InstanceTypes { path: String, message: String },
 }
 
 impl Default for LintOptions {
@@ -34,6 +51,7 @@ impl Default for LintOptions {
             exclude: Vec::new(),
             follow: false,
             max_file_size: 256 * 1024 * 1024,
+            instance_types: None,
         }
     }
 }
@@ -41,11 +59,28 @@ impl Default for LintOptions {
 /// The result of a run: the report, and the I/O errors met on the way (exit code 2).
 pub struct Outcome {
     pub report: Report,
+    /// One row per linted workload: where Karpenter would put it (`karplint plan`).
+    pub plan: Vec<crate::report::plan::PlanRow>,
     pub io_errors: Vec<String>,
 }
 
 /// Runs the whole pipeline. `stdin` is read when `-` is among the paths.
-pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, DiscoverError> {
+pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintError> {
+    let loaded = match &opts.instance_types {
+        None => None,
+        Some(path) => {
+            let err = |message: String| LintError::InstanceTypes {
+                path: path.display().to_string(),
+                message,
+            };
+            let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+            Some(
+                Catalog::from_describe_instance_types_json(&text)
+                    .map_err(|e| err(e.to_string()))?,
+            )
+        }
+    };
+    let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
     let filters = Filters::new(&opts.include, &opts.exclude)?;
     let (mut inputs, errors) = discover::discover(&opts.paths, false, opts.follow, &filters);
     let mut io_errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
@@ -149,10 +184,15 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, Discove
         }
     }
     summary.skipped = skipped.len();
+    for (i, o) in objects.iter_mut().enumerate() {
+        o.id = i;
+    }
 
     let index = Index::new(&objects);
     let registry = rules::registry();
-    findings.extend(rules::run(&registry, &index));
+    let cx = rules::Context::new(&index, catalog);
+    findings.extend(rules::run(&registry, &cx));
+    let plan = crate::report::plan::rows(&cx);
     if index.nodepools().next().is_none()
         && objects.iter().any(|o| !o.context && o.kind.is_workload())
     {
@@ -170,6 +210,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, Discove
     });
     report::count(&mut summary, &findings);
     Ok(Outcome {
+        plan,
         report: Report {
             sources,
             findings,
@@ -184,7 +225,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, Discove
 
 /// Lints one YAML stream held in memory, as `karplint -` would read it from standard input.
 /// The report's only source is `<stdin>`; used by the fuzz targets and embedders.
-pub fn lint_str(text: &str) -> Result<Report, DiscoverError> {
+pub fn lint_str(text: &str) -> Result<Report, LintError> {
     let opts = LintOptions {
         paths: vec![PathBuf::from("-")],
         ..Default::default()

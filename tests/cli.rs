@@ -298,3 +298,62 @@ fn shared_corpus_lints_without_crashing() {
         assert!(d["line"].as_u64().unwrap_or(0) >= 1, "{d}");
     }
 }
+
+#[test]
+fn plan_shows_where_each_workload_lands() {
+    let out = karplint()
+        .args([
+            "plan",
+            "fixtures/untolerated-taint/quiet-tainted-and-plain.yaml",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("Deployment plain-pool"), "{s}");
+    assert!(s.contains("plain"), "{s}");
+    let out = karplint()
+        .args([
+            "plan",
+            "--format",
+            "json",
+            "fixtures/untolerated-taint/fire-no-toleration.yaml",
+        ])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v[0]["outcome"], "pending");
+    assert!(
+        v[0]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did not tolerate taint (taint=dedicated=ml:NoSchedule)")
+    );
+}
+
+#[test]
+fn instance_types_file_replaces_the_catalog() {
+    // Only m5.large, g4dn.xlarge and t4g.small exist: a 6-CPU pod fits none.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("w.yaml");
+    std::fs::write(
+        &f,
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: any\nspec:\n  template:\n    spec:\n      requirements: []\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: six\nspec:\n  containers:\n    - name: c\n      image: x\n      resources:\n        requests: {cpu: \"6\", memory: 1Gi}\n",
+    )
+    .expect("write");
+    karplint().arg(&f).assert().code(0);
+    karplint()
+        .arg(&f)
+        .args([
+            "--instance-types",
+            "tests/fixtures/describe-instance-types.json",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("no-instance-type-fits"));
+    karplint()
+        .arg(&f)
+        .args(["--instance-types", "does-not-exist.json"])
+        .assert()
+        .code(2);
+}

@@ -94,11 +94,18 @@ fn every_rule_has_a_doc_and_fixtures_that_fire_and_stay_quiet() {
     }
 }
 
+/// Each fixture file is linted on its own (NodePools of one scenario must not rescue the
+/// pods of another), and the rule's rendered findings of all files form one snapshot.
 #[test]
 fn fixture_snapshots() {
     for id in rule_ids() {
-        let r = lint_paths(vec![PathBuf::from(format!("fixtures/{id}"))]);
-        insta::assert_snapshot!(format!("fixtures__{id}"), render_rule(r, id));
+        let mut out = String::new();
+        for f in files(&PathBuf::from(format!("fixtures/{id}")), "") {
+            let r = lint_paths(vec![f.clone()]);
+            out.push_str(&format!("=== {}\n", f.display()));
+            out.push_str(&render_rule(r, id));
+        }
+        insta::assert_snapshot!(format!("fixtures__{id}"), out);
     }
 }
 

@@ -5,5 +5,8 @@
 
 pub mod allocatable;
 pub mod catalog;
+pub mod pod;
+pub mod pool;
 pub mod requirements;
+pub mod sim;
 pub mod taints;

@@ -135,6 +135,8 @@ pub enum Body {
 /// One typed Kubernetes object, with where it came from.
 #[derive(Debug, Clone)]
 pub struct Object {
+    /// Position in the run's object list (set by the pipeline after parsing).
+    pub id: usize,
     pub source: SourceId,
     /// Byte offset of the document in the file: model spans are relative to it.
     pub doc_offset: usize,

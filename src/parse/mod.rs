@@ -251,6 +251,7 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         None => (Kind::Other, Body::Other),
     };
     let mut o = Object {
+        id: 0,
         source: id,
         doc_offset: offset,
         context,

@@ -6,6 +6,7 @@
 
 pub mod human;
 pub mod json;
+pub mod plan;
 
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{SourceId, Span};

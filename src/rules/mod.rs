@@ -7,17 +7,117 @@
 //! those and one line in [`registry`].
 
 mod in_tree_storage_plugin;
+mod incompatible_requirements;
 mod missing_limit_range;
 mod missing_resource_requests;
+mod no_instance_type_fits;
+mod replicas_exceed_capacity;
+mod restricted_label_selector;
+mod untolerated_taint;
 
 use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
+use crate::karpenter::catalog::Catalog;
+use crate::karpenter::sim::{Simulator, Verdict};
 use crate::model::Object;
 use rayon::prelude::*;
 
 /// What every rule can see.
-pub struct Context<'a> {
+pub struct Context<'a, 'c> {
     pub index: &'a Index<'a>,
+    /// The Karpenter simulator, when the run has NodePools.
+    pub sim: Option<Simulator<'a, 'c>>,
+    /// The simulator's verdict per object id (workloads that are linted).
+    pub verdicts: Vec<Option<Verdict>>,
+}
+
+impl<'a, 'c> Context<'a, 'c> {
+    /// Builds the index-wide facts once: the simulator and a verdict for every linted
+    /// workload, computed in parallel.
+    pub fn new(index: &'a Index<'a>, catalog: &'c Catalog) -> Self {
+        let sim = index
+            .nodepools()
+            .next()
+            .is_some()
+            .then(|| Simulator::new(index, catalog));
+        let verdicts = match &sim {
+            None => Vec::new(),
+            Some(sim) => index
+                .objects()
+                .par_iter()
+                .map(|o| {
+                    let w = o.workload().filter(|_| !o.context)?;
+                    let spec = w.pod_spec()?;
+                    Some(sim.schedule(o, spec, w.replica_count()))
+                })
+                .collect(),
+        };
+        Context {
+            index,
+            sim,
+            verdicts,
+        }
+    }
+
+    pub fn verdict(&self, obj: &Object) -> Option<&Verdict> {
+        self.verdicts.get(obj.id).and_then(Option::as_ref)
+    }
+
+    /// The finding for a pod template no NodePool takes, when the closest pool failed at
+    /// the stage of `rule`: primary label on the pod field to change, every pool's reason as
+    /// a related note.
+    pub fn pending_finding(
+        &self,
+        rule: &'static str,
+        obj: &Object,
+        label: impl Fn(&str) -> String,
+    ) -> Option<Finding> {
+        let (Some(sim), Some(Verdict::Pending(failures))) = (&self.sim, self.verdict(obj)) else {
+            return None;
+        };
+        let first = failures.first()?;
+        if first.stage.rule() != rule {
+            return None;
+        }
+        let pool = &sim.pools[first.pool];
+        let span = first.pod_span.unwrap_or_else(|| template_span(obj));
+        let message = format!(
+            "no NodePool can schedule this pod: NodePool \"{}\": {}",
+            pool.name, first.short
+        );
+        let mut help = first.help.clone();
+        // A tainted pool that got no further is often the intended one (a GPU pool).
+        if let Some(t) = failures
+            .iter()
+            .skip(1)
+            .find(|f| f.stage == crate::karpenter::sim::Stage::Taints && first.stage != f.stage)
+        {
+            help.push_str(&format!("; or, {}", t.help));
+        }
+        let mut f = Finding::new(rule, Severity::Error, obj, span, message)
+            .label(label(&first.reason))
+            .help(help);
+        for fl in failures {
+            let p = &sim.pools[fl.pool];
+            f = f.related(
+                p.obj,
+                fl.pool_span,
+                format!(
+                    "NodePool \"{}\" (weight {}): {}",
+                    p.name, p.weight, fl.reason
+                ),
+            );
+        }
+        Some(f)
+    }
+}
+
+/// Where a workload's pod template starts (its `spec:`), or the object name.
+pub fn template_span(obj: &Object) -> crate::model::Span {
+    obj.workload()
+        .and_then(|w| w.template.spec.as_ref())
+        .map(|s| obj.span(s))
+        .unwrap_or_else(|| obj.name_span())
 }
 
 pub trait Rule: Send + Sync {
@@ -37,8 +137,13 @@ pub trait Rule: Send + Sync {
 pub fn registry() -> Vec<Box<dyn Rule>> {
     vec![
         Box::new(in_tree_storage_plugin::InTreeStoragePlugin),
+        Box::new(incompatible_requirements::IncompatibleRequirements),
         Box::new(missing_limit_range::MissingLimitRange),
         Box::new(missing_resource_requests::MissingResourceRequests),
+        Box::new(no_instance_type_fits::NoInstanceTypeFits),
+        Box::new(replicas_exceed_capacity::ReplicasExceedCapacity),
+        Box::new(restricted_label_selector::RestrictedLabelSelector),
+        Box::new(untolerated_taint::UntoleratedTaint),
     ]
 }
 
@@ -50,14 +155,14 @@ pub const BUILTIN_RULES: &[(&str, Severity, &str)] = &[(
 )];
 
 /// Runs every rule over the index; findings on context objects are dropped.
-pub fn run(rules: &[Box<dyn Rule>], index: &Index) -> Vec<Finding> {
-    let cx = Context { index };
+pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
+    let index = cx.index;
     let objects = index.objects();
     let mut findings: Vec<Finding> = rules
         .par_iter()
         .flat_map_iter(|rule| {
             let mut out = Vec::new();
-            rule.check_all(&cx, &mut out);
+            rule.check_all(cx, &mut out);
             out
         })
         .collect();
@@ -68,7 +173,7 @@ pub fn run(rules: &[Box<dyn Rule>], index: &Index) -> Vec<Finding> {
             .flat_map_iter(|o| {
                 let mut out = Vec::new();
                 for rule in rules {
-                    rule.check(o, &cx, &mut out);
+                    rule.check(o, cx, &mut out);
                 }
                 out
             }),

@@ -614,6 +614,11 @@ proptest! {
     }
 
     #[test]
+    fn intersection_is_empty_matches_the_built_intersection(a in arb_composite(), b in arb_composite()) {
+        prop_assert_eq!(a.intersection_is_empty(&b), a.intersection(&b).is_empty(), "{} ∩ {}", a, b);
+    }
+
+    #[test]
     fn intersection_is_associative(a in arb_composite(), b in arb_composite(), c in arb_composite()) {
         let left = a.intersection(&b).intersection(&c);
         let right = a.intersection(&b.intersection(&c));

@@ -1,0 +1,374 @@
+//! Simulator, NodePool side: a NodePool (any API generation) turned into what Karpenter
+//! schedules against (SPEC §1–§2, §6): template requirements with `karpenter.sh/nodepool`
+//! and template labels, taints, limits, and the instance types its requirements allow with
+//! their allocatable under the node class's kubelet settings and AMI family.
+
+use super::allocatable::{self, AmiFamily, KubeletConfig};
+use super::catalog::{Catalog, InstanceType};
+use super::requirements::{self, LabelFlavor, Operator, Requirement, Requirements};
+use super::taints::{Effect, Taint};
+use crate::index::Index;
+use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
+use crate::model::{Body, Kind, Object, Span};
+use crate::quantity::{Quantity, ResourceList};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Instance-type requirements depend only on the label flavour and on whether the AMI family
+/// is Windows (which changes `kubernetes.io/os`): built once per combination and shared by
+/// every NodePool.
+#[derive(Default)]
+pub struct TypeRequirementCache {
+    cells: BTreeMap<(bool, bool), Arc<Vec<Arc<Requirements>>>>,
+    /// Allocatable per instance type, per distinct (kubelet, AMI family, root volume).
+    allocatable: BTreeMap<String, Arc<Vec<Arc<ResourceList>>>>,
+}
+
+impl TypeRequirementCache {
+    fn get(
+        &mut self,
+        catalog: &Catalog,
+        flavor: LabelFlavor,
+        family: AmiFamily,
+    ) -> Arc<Vec<Arc<Requirements>>> {
+        let key = (flavor == LabelFlavor::EksAutoMode, family.is_windows());
+        self.cells
+            .entry(key)
+            .or_insert_with(|| {
+                Arc::new(
+                    catalog
+                        .iter()
+                        .map(|it| {
+                            Arc::new(type_requirements(it, family.os_label(&it.arch), flavor))
+                        })
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+
+    fn allocatable(
+        &mut self,
+        catalog: &Catalog,
+        kubelet: &KubeletConfig,
+        family: AmiFamily,
+        root: Option<Quantity>,
+    ) -> Arc<Vec<Arc<ResourceList>>> {
+        let key = format!("{kubelet:?}|{family:?}|{root:?}");
+        self.allocatable
+            .entry(key)
+            .or_insert_with(|| {
+                Arc::new(
+                    catalog
+                        .iter()
+                        .map(|it| {
+                            Arc::new(allocatable::allocatable_with_root_volume(
+                                it,
+                                kubelet,
+                                family,
+                                allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+                                root,
+                            ))
+                        })
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+}
+
+/// An instance type a pool may launch, with the requirements it satisfies and what a pod
+/// can use of it.
+#[derive(Debug, Clone)]
+pub struct PoolType<'c> {
+    pub it: &'c InstanceType,
+    pub requirements: Arc<Requirements>,
+    pub allocatable: Arc<ResourceList>,
+}
+
+#[derive(Debug)]
+pub struct Pool<'a, 'c> {
+    pub obj: &'a Object,
+    pub np: &'a NodePool,
+    pub name: String,
+    pub weight: i64,
+    pub flavor: LabelFlavor,
+    pub requirements: Requirements,
+    /// Normalised key → span of the NodePool requirement or label that defines it.
+    pub requirement_spans: BTreeMap<String, Span>,
+    pub taints: Vec<(Taint, Span)>,
+    pub limits: ResourceList,
+    pub limit_spans: BTreeMap<String, Span>,
+    /// Instance types the NodePool requirements allow.
+    pub types: Vec<PoolType<'c>>,
+    /// Whether the node class (kubelet, AMI family, root volume) was found; when not,
+    /// defaults are assumed and ephemeral-storage is not checked.
+    pub node_class_known: bool,
+    pub family: AmiFamily,
+}
+
+/// The template requirements of a v1alpha5 Provisioner get the webhook's defaults (§1.3).
+fn v1alpha5_defaults(reqs: &mut Requirements) {
+    let set = |reqs: &mut Requirements, key: &str, values: &[&str]| {
+        if !reqs.has(key) {
+            reqs.add(Requirement::in_values(key, values.iter().copied()));
+        }
+    };
+    set(reqs, "kubernetes.io/os", &["linux"]);
+    set(reqs, "kubernetes.io/arch", &["amd64"]);
+    set(reqs, requirements::LABEL_CAPACITY_TYPE, &["on-demand"]);
+    let shaped = [
+        "node.kubernetes.io/instance-type",
+        "karpenter.k8s.aws/instance-family",
+        "karpenter.k8s.aws/instance-category",
+        "karpenter.k8s.aws/instance-generation",
+    ]
+    .iter()
+    .any(|k| reqs.has(k));
+    if !shaped {
+        reqs.add(Requirement::in_values(
+            "karpenter.k8s.aws/instance-category",
+            ["c", "m", "r"],
+        ));
+        if let Ok(r) =
+            Requirement::new("karpenter.k8s.aws/instance-generation", Operator::Gt, ["2"])
+        {
+            reqs.add(r);
+        }
+    }
+}
+
+fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
+    let mut out = KubeletConfig::default();
+    let Some(k) = k else { return out };
+    out.max_pods = k
+        .max_pods
+        .as_ref()
+        .and_then(|v| u32::try_from(v.value).ok());
+    out.pods_per_core = k
+        .pods_per_core
+        .as_ref()
+        .and_then(|v| u32::try_from(v.value).ok());
+    let list = |m: &crate::model::de::SpannedMap| -> ResourceList {
+        m.iter()
+            .filter_map(|(k, v)| Quantity::parse(v).ok().map(|q| (k.to_string(), q)))
+            .collect()
+    };
+    out.kube_reserved = list(&k.kube_reserved);
+    out.system_reserved = list(&k.system_reserved);
+    out.eviction_hard = k
+        .eviction_hard
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    out
+}
+
+/// The requirements an instance type satisfies: its labels as `In [v]`, and
+/// `DoesNotExist` for the instance labels it lacks (so `Exists` on a GPU label excludes
+/// CPU-only types). Zone and capacity type depend on offerings karplint cannot see and stay
+/// unconstrained.
+pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavor) -> Requirements {
+    let mut reqs = Requirements::new();
+    for suffix in requirements::AWS_INSTANCE_LABEL_SUFFIXES {
+        let key = format!("karpenter.k8s.aws/instance-{suffix}");
+        let value = it.label(&key);
+        let keys = match flavor {
+            LabelFlavor::EksAutoMode => {
+                vec![key.clone(), format!("eks.amazonaws.com/instance-{suffix}")]
+            }
+            LabelFlavor::KarpenterAws => vec![key.clone()],
+        };
+        for k in keys {
+            match value {
+                Some(v) => reqs.add(Requirement::in_values(&k, [v])),
+                None => reqs.add(Requirement::does_not_exist(&k)),
+            }
+        }
+    }
+    reqs.add(Requirement::in_values(
+        "node.kubernetes.io/instance-type",
+        [it.name.as_str()],
+    ));
+    reqs.add(Requirement::in_values(
+        "kubernetes.io/arch",
+        [it.arch.as_str()],
+    ));
+    match os {
+        Some(os) => reqs.add(Requirement::in_values("kubernetes.io/os", [os])),
+        None => reqs.add(Requirement::does_not_exist("kubernetes.io/os")),
+    }
+    reqs
+}
+
+/// The node class a NodePool references, if it is in the tree or context.
+fn node_class<'a>(
+    index: &Index<'a>,
+    np: &NodePool,
+) -> Option<&'a crate::model::karpenter::NodeClass> {
+    let name = np.node_class_ref.as_ref()?.name.as_ref()?.value.as_str();
+    [
+        Kind::EC2NodeClass,
+        Kind::AWSNodeTemplate,
+        Kind::EksNodeClass,
+    ]
+    .into_iter()
+    .flat_map(|k| index.of_kind(k))
+    .find(|o| o.name() == name)
+    .and_then(|o| match &o.body {
+        Body::NodeClass(nc) => Some(&**nc),
+        _ => None,
+    })
+}
+
+impl<'a, 'c> Pool<'a, 'c> {
+    pub fn new(
+        obj: &'a Object,
+        np: &'a NodePool,
+        index: &Index<'a>,
+        catalog: &'c Catalog,
+        cache: &mut TypeRequirementCache,
+    ) -> Self {
+        let name = obj.name().to_string();
+        let flavor = if np.is_eks_auto_mode() {
+            LabelFlavor::EksAutoMode
+        } else {
+            LabelFlavor::KarpenterAws
+        };
+        let mut reqs = Requirements::new();
+        let mut spans = BTreeMap::new();
+        for (k, v) in &np.labels.0 {
+            let req = if v.value.as_str().contains("${") {
+                Requirement::exists(&k.value)
+            } else {
+                Requirement::in_values(&k.value, [v.value.as_str()])
+            };
+            spans.insert(req.key().to_string(), obj.span(k));
+            reqs.add(req);
+        }
+        for r in &np.requirements {
+            let values: Vec<&str> = r.values.iter().map(|v| v.value.as_str()).collect();
+            let req = if values.iter().any(|v| v.contains("${")) {
+                Ok(Requirement::exists(&r.key.value))
+            } else {
+                r.operator
+                    .value
+                    .parse::<Operator>()
+                    .map_err(|e| e.to_string())
+                    .and_then(|op| {
+                        Requirement::new(&r.key.value, op, values).map_err(|e| e.to_string())
+                    })
+            };
+            if let Ok(req) = req {
+                spans
+                    .entry(req.key().to_string())
+                    .or_insert(obj.span(&r.key));
+                reqs.add(req);
+            }
+        }
+        if np.api == KarpenterApi::V1alpha5 {
+            v1alpha5_defaults(&mut reqs);
+        }
+        let nodepool_label = if np.api == KarpenterApi::V1alpha5 {
+            "karpenter.sh/provisioner-name"
+        } else {
+            requirements::LABEL_NODEPOOL
+        };
+        reqs.add(Requirement::in_values(nodepool_label, [name.as_str()]));
+
+        let taints = np
+            .taints
+            .iter()
+            .filter_map(|t| {
+                let effect: Effect = t.effect.value.parse().ok()?;
+                let value = t
+                    .value
+                    .as_ref()
+                    .map(|v| v.value.0.clone())
+                    .unwrap_or_default();
+                Some((
+                    Taint::new(t.key.value.clone(), value, effect),
+                    obj.span(&t.key),
+                ))
+            })
+            .collect();
+        let mut limits = ResourceList::new();
+        let mut limit_spans = BTreeMap::new();
+        for (k, v) in &np.limits.0 {
+            if let Ok(q) = Quantity::parse(v.value.as_str()) {
+                limits.insert(k.value.clone(), q);
+                limit_spans.insert(k.value.clone(), obj.span(k));
+            }
+        }
+
+        let nc = node_class(index, np);
+        let kubelet = kubelet_config(np.kubelet.as_ref().or(nc.and_then(|c| c.kubelet.as_ref())));
+        let family = nc
+            .and_then(|c| {
+                c.ami_family
+                    .as_ref()
+                    .and_then(|f| AmiFamily::parse(&f.value).ok())
+                    .or_else(|| {
+                        c.ami_selector_terms.iter().find_map(|t| {
+                            t.alias
+                                .as_ref()
+                                .and_then(|a| AmiFamily::from_alias(&a.value).ok())
+                        })
+                    })
+            })
+            // EKS Auto Mode nodes run Bottlerocket.
+            .unwrap_or(if flavor == LabelFlavor::EksAutoMode {
+                AmiFamily::Bottlerocket
+            } else {
+                AmiFamily::default()
+            });
+        let root_volume = nc.and_then(|c| {
+            c.block_device_mappings
+                .iter()
+                .find(|b| {
+                    b.root_volume.as_ref().is_some_and(|r| r.value)
+                        || b.device_name
+                            .as_ref()
+                            .is_some_and(|d| d.value == "/dev/xvda")
+                })
+                .and_then(|b| b.ebs.as_ref()?.volume_size.as_ref())
+                .and_then(|s| Quantity::parse(s.value.as_str()).ok())
+        });
+
+        let type_reqs = cache.get(catalog, flavor, family);
+        let allocs = cache.allocatable(catalog, &kubelet, family, root_volume);
+        let types = catalog
+            .iter()
+            .zip(type_reqs.iter())
+            .zip(allocs.iter())
+            .filter_map(|((it, treqs), alloc)| {
+                reqs.intersects(treqs).ok()?;
+                Some(PoolType {
+                    it,
+                    requirements: treqs.clone(),
+                    allocatable: alloc.clone(),
+                })
+            })
+            .collect();
+        Pool {
+            obj,
+            np,
+            name,
+            weight: np.weight_value(),
+            flavor,
+            requirements: reqs,
+            requirement_spans: spans,
+            taints,
+            limits,
+            limit_spans,
+            types,
+            node_class_known: nc.is_some(),
+            family,
+        }
+    }
+
+    /// The span that best stands for this pool in a related note.
+    pub fn name_span(&self) -> Span {
+        self.obj.name_span()
+    }
+}

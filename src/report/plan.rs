@@ -1,0 +1,137 @@
+//! `karplint plan`: one row per workload with its replicas, effective requests and where
+//! Karpenter would put it (NodePool, how many instance types fit, the smallest), or why it
+//! would stay Pending. A view of the simulator's verdicts, in text or JSON.
+
+use crate::diagnostic::ObjectRef;
+use crate::karpenter::pod::Ignored;
+use crate::karpenter::sim::Verdict;
+use crate::rules::Context;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanRow {
+    pub object: ObjectRef,
+    pub replicas: i64,
+    pub cpu: String,
+    pub memory: String,
+    /// `schedules`, `pending`, `ignored` or `not-provisioned`.
+    pub outcome: &'static str,
+    pub nodepool: Option<String>,
+    pub fitting_types: usize,
+    pub smallest_type: Option<String>,
+    /// Why the pod would not be scheduled (Karpenter's words), when it would not.
+    pub reason: Option<String>,
+}
+
+/// Rows for every linted workload that the simulator judged, in object order.
+pub fn rows(cx: &Context) -> Vec<PlanRow> {
+    let Some(sim) = &cx.sim else {
+        return Vec::new();
+    };
+    cx.index
+        .objects()
+        .iter()
+        .filter_map(|o| {
+            let verdict = cx.verdict(o)?;
+            let w = o.workload()?;
+            let spec = w.pod_spec()?;
+            let req = crate::karpenter::pod::requests(o, spec).total;
+            let mut row = PlanRow {
+                object: ObjectRef::of(o),
+                replicas: w.replica_count(),
+                cpu: req.get("cpu").map(|q| q.display_for("cpu")).unwrap_or_else(|| "-".into()),
+                memory: req.get("memory").map(|q| q.display_for("memory")).unwrap_or_else(|| "-".into()),
+                outcome: "schedules",
+                nodepool: None,
+                fitting_types: 0,
+                smallest_type: None,
+                reason: None,
+            };
+            match verdict {
+                Verdict::NotProvisionable => {
+                    row.outcome = "not-provisioned";
+                    row.reason = Some("DaemonSet or nodeName: Karpenter does not provision for it".into());
+                }
+                Verdict::Ignored(Ignored::NotOnKarpenterNodes) => {
+                    row.outcome = "not-provisioned";
+                    row.reason = Some("requires karpenter.sh/nodepool DoesNotExist: runs on nodes Karpenter does not manage".into());
+                }
+                Verdict::Ignored(Ignored::Restricted { key, reason, .. }) => {
+                    row.outcome = "ignored";
+                    row.reason = Some(format!("selector on \"{key}\": {reason}"));
+                }
+                Verdict::Schedules(p) => {
+                    row.nodepool = Some(sim.pools[p.pool].name.clone());
+                    row.fitting_types = p.fitting_types;
+                    row.smallest_type = Some(p.smallest.clone());
+                }
+                Verdict::Pending(f) => {
+                    row.outcome = "pending";
+                    row.reason = f.first().map(|f| format!("NodePool \"{}\": {}", sim.pools[f.pool].name, f.short));
+                }
+            }
+            Some(row)
+        })
+        .collect()
+}
+
+/// The plan as an aligned text table.
+pub fn render_table(rows: &[PlanRow]) -> String {
+    let mut table: Vec<[String; 6]> = vec![[
+        "WORKLOAD".into(),
+        "REPLICAS".into(),
+        "REQUESTS".into(),
+        "NODEPOOL".into(),
+        "TYPES".into(),
+        "SMALLEST / REASON".into(),
+    ]];
+    for r in rows {
+        let ns = r
+            .object
+            .namespace
+            .as_deref()
+            .map(|n| format!("{n}/"))
+            .unwrap_or_default();
+        table.push([
+            format!("{} {ns}{}", r.object.kind, r.object.name),
+            r.replicas.to_string(),
+            format!("{} / {}", r.cpu, r.memory),
+            r.nodepool
+                .clone()
+                .unwrap_or_else(|| format!("({})", r.outcome)),
+            if r.outcome == "schedules" {
+                r.fitting_types.to_string()
+            } else {
+                "-".into()
+            },
+            r.smallest_type
+                .clone()
+                .or_else(|| r.reason.clone())
+                .unwrap_or_default(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| {
+            table
+                .iter()
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in &table {
+        for (i, cell) in row.iter().enumerate() {
+            if i < 5 {
+                out.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            } else {
+                out.push_str(cell);
+            }
+        }
+        out.push('\n');
+    }
+    if rows.is_empty() {
+        out.push_str("(no workloads, or no NodePool found: pass the directory that holds your NodePools with --context)\n");
+    }
+    out
+}
