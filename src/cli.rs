@@ -373,14 +373,22 @@ fn lint_outcome(args: &LintArgs) -> Result<(lint::Outcome, FailOn), i32> {
         eprintln!("karplint: {e}");
         2
     })?;
-    if let Some(n) = args.threads
-        && let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()
-    {
-        eprintln!("karplint: cannot start {n} threads: {e}");
+    // Deserializing is recursive: a document nested up to the parser's depth limit needs
+    // more than the 2 MiB default stack of a worker thread (in debug builds well before
+    // that limit). The stack is reserved, not committed, so this costs no memory.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20);
+    if let Some(n) = args.threads {
+        pool = pool.num_threads(n.max(1));
+    }
+    if let Err(e) = pool.build_global() {
+        eprintln!("karplint: cannot start worker threads: {e}");
         return Err(2);
     }
+    // Progress only for a person watching: never in pipes, CI logs or machine formats.
+    crate::progress::ENABLED.store(
+        args.format.iter().all(|f| *f == Format::Human) && std::io::stderr().is_terminal(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let outcome = lint::lint(&opts, &mut std::io::stdin()).map_err(|e| {
         eprintln!("karplint: {e}");
         2

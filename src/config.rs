@@ -250,13 +250,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         )
     })?;
     let raw = raw.unwrap_or_default();
-    let span_of = |s: &Spanned<String>| {
-        let sp = s.referenced.span();
-        (
-            sp.byte_offset().unwrap_or(0) as usize,
-            sp.byte_len().unwrap_or(0) as usize,
-        )
-    };
+    let span_of = |s: &Spanned<String>| (s.offset as usize, s.len as usize);
     let base = path
         .parent()
         .map(Path::to_path_buf)
@@ -278,12 +272,8 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
             ));
         }
         let Some(level) = Level::parse(v.value.as_str()) else {
-            let sp = v.referenced.span();
             return Err(invalid(
-                (
-                    sp.byte_offset().unwrap_or(0) as usize,
-                    sp.byte_len().unwrap_or(0) as usize,
-                ),
+                (v.offset as usize, v.len as usize),
                 format!("invalid level {:?} for rule {}", v.value.as_str(), k.value),
                 "invalid level",
                 Some("use one of off, info, warning, error".into()),

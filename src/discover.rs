@@ -119,8 +119,15 @@ pub fn discover(
             })
         };
         match meta {
-            Err(_) => errors.push(DiscoverError::Missing {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                errors.push(DiscoverError::Missing {
+                    path: p.display().to_string(),
+                })
+            }
+            // A symlink loop, a permission problem, …: say which.
+            Err(e) => errors.push(DiscoverError::Walk {
                 path: p.display().to_string(),
+                message: e.to_string(),
             }),
             Ok(m) if m.is_file() => inputs.push(Input::File {
                 path: p.clone(),

@@ -9,11 +9,14 @@ pub mod cli;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod karpenter;
 pub mod lint;
 pub mod model;
 pub mod parse;
+pub mod progress;
 pub mod quantity;
 pub mod report;
 pub mod rules;

@@ -134,11 +134,17 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         }
     }
 
+    let progress = crate::progress::Progress::start(sources.len());
     let parsed: Vec<Result<(ParsedSource, bool), String>> = sources
         .par_iter()
         .enumerate()
-        .map(|(id, src)| read_and_parse(id, src, opts.max_file_size))
+        .map(|(id, src)| {
+            let r = read_and_parse(id, src, opts.max_file_size);
+            progress.tick();
+            r
+        })
         .collect();
+    drop(progress);
 
     let mut summary = Summary {
         files: sources.len(),
@@ -150,6 +156,14 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     let mut notes = Vec::new();
     let mut not_objects = 0;
     let mut scan = vec![false; sources.len()];
+    // Reserved exactly: the model of a large tree must not pay for Vec doubling.
+    objects.reserve_exact(
+        parsed
+            .iter()
+            .filter_map(|p| p.as_ref().ok())
+            .map(|(p, _)| p.objects.len())
+            .sum(),
+    );
     for (id, p) in parsed.into_iter().enumerate() {
         let src = &sources[id];
         match p {
@@ -250,6 +264,16 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         },
         io_errors,
     })
+}
+
+/// Lints one YAML stream held in memory, as `karplint -` would read it from standard input.
+/// The report's only source is `<stdin>`; used by the fuzz targets and embedders.
+pub fn lint_str(text: &str) -> Result<Report, LintError> {
+    let opts = LintOptions {
+        paths: vec![PathBuf::from("-")],
+        ..Default::default()
+    };
+    lint(&opts, &mut text.as_bytes()).map(|o| o.report)
 }
 
 fn display_path(p: &std::path::Path) -> String {

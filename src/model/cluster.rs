@@ -123,13 +123,13 @@ impl<'de> Deserialize<'de> for EksctlTaints {
                         key: k,
                         value: Some(Spanned {
                             value: Text(value),
-                            referenced: v.referenced,
-                            defined: v.defined,
+                            offset: v.offset,
+                            len: v.len,
                         }),
                         effect: Spanned {
                             value: effect,
-                            referenced: v.referenced,
-                            defined: v.defined,
+                            offset: v.offset,
+                            len: v.len,
                         },
                     });
                 }

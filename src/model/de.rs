@@ -9,7 +9,32 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use std::fmt;
 
-pub use serde_saphyr::Spanned;
+/// A value with the byte span, relative to its document, where it was written.
+///
+/// serde-saphyr's own `Spanned` carries two full locations (line, column, character and
+/// byte spans, source id: 56 bytes); the model keeps millions of these on a large tree, so
+/// it is read through serde-saphyr's and kept as a document-relative byte offset and length
+/// (8 bytes). [`crate::model::Object::span`] makes it absolute in the file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Spanned<T> {
+    pub value: T,
+    /// Byte offset in the document.
+    pub offset: u32,
+    /// Length in bytes; zero for containers (maps and sequences).
+    pub len: u32,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = serde_saphyr::Spanned::<T>::deserialize(d)?;
+        let span = s.referenced.span();
+        Ok(Spanned {
+            value: s.value,
+            offset: u32::try_from(span.byte_offset().unwrap_or(0)).unwrap_or(u32::MAX),
+            len: u32::try_from(span.byte_len().unwrap_or(0)).unwrap_or(0),
+        })
+    }
+}
 
 /// A scalar read as text whatever its YAML type: `cpu: 2`, `cpu: "2"` and `cpu: 2.0` all
 /// become text, as the Kubernetes API server stores quantities and label values.
@@ -113,6 +138,9 @@ impl<'de> Deserialize<'de> for SpannedMap {
                     let v = m.next_value::<Spanned<Text>>()?;
                     out.push((k, v));
                 }
+                // Most maps hold one to three entries; the growth slack would otherwise be
+                // kept for every object of the run.
+                out.shrink_to_fit();
                 Ok(SpannedMap(out))
             }
             fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {

@@ -166,10 +166,9 @@ impl Object {
     /// Absolute span of a spanned value. Containers have zero-length spans at their first
     /// token; scalars and keys have exact spans.
     pub fn span<T>(&self, v: &Spanned<T>) -> Span {
-        let s = v.referenced.span();
         Span {
-            offset: self.doc_offset + s.byte_offset().unwrap_or(0) as usize,
-            len: s.byte_len().unwrap_or(0) as usize,
+            offset: self.doc_offset + v.offset as usize,
+            len: v.len as usize,
         }
     }
 

@@ -58,7 +58,9 @@ pub struct ParsedSource {
 /// parallel, small ones stay on one thread.
 const DOCS_PER_TASK: usize = 64;
 
-fn options() -> serde_saphyr::Options {
+/// The serde-saphyr options for every document: Kubernetes' legacy octal, budgets raised for
+/// large bundles, depth and alias limits kept.
+pub fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_reader_input_bytes = None;
     budget.max_events = 50_000_000;
@@ -326,6 +328,9 @@ fn friendly(message: &str) -> String {
             "expected an integer".into()
         }
         "invalid bool" => "expected true or false".into(),
+        "recursion limit exceeded" => {
+            "nested too deeply (recursion limit exceeded); karplint reads at most 128 levels".into()
+        }
         _ => m,
     }
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Benchmark: karplint's full lint vs a bare serde-saphyr parse of the same files (every
+# document into IgnoredAny, karplint's options) vs a plain read, at 1 and 2 threads, in one
+# run. Prints a Markdown table: wall time, MB/s, objects/s, CPU seconds, peak RSS.
+#
+#   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR]
+#
+# Defaults: 2,000 files (quick); the published run uses --files 14000 (about 146 MB).
+# Needs hyperfine (apt-get install -y hyperfine) and GNU time (apt-get install -y time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+files=2000 seed=1 runs=3 dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --files) files=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR]" >&2; exit 2 ;;
+  esac
+done
+command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get install -y hyperfine)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench.sh: needs GNU time (apt-get install -y time)" >&2; exit 2; }
+
+cargo build --release --quiet --bin karplint --example gen_corpus --example bare_parse
+bin=target/release
+dir=${dir:-target/bench-corpus-$files-$seed}
+if [ ! -d "$dir" ]; then
+  "$bin/examples/gen_corpus" --files "$files" --seed "$seed" --out "$dir"
+fi
+nfiles=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) | wc -l)
+bytes=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -printf '%s\n' | awk '{s+=$1} END {print s}')
+objects=$("$bin/karplint" --format json --fail-on never "$dir" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["objects"])')
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+for j in 1 2; do
+  hyperfine --style none --warmup 1 --runs "$runs" --export-json "$out/j$j.json" \
+    -n "plain read" "$bin/examples/bare_parse -j $j --read-only $dir" \
+    -n "bare parse" "$bin/examples/bare_parse -j $j $dir" \
+    -n "karplint" "$bin/karplint -j $j --format json --fail-on never $dir" >/dev/null
+  for name in read bare lint; do
+    case $name in
+      read) cmd="$bin/examples/bare_parse -j $j --read-only $dir" ;;
+      bare) cmd="$bin/examples/bare_parse -j $j $dir" ;;
+      lint) cmd="$bin/karplint -j $j --format json --fail-on never $dir" ;;
+    esac
+    /usr/bin/time -f '%M' -o "$out/rss-$name-j$j" $cmd >/dev/null
+  done
+done
+
+python3 - "$out" "$bytes" "$objects" "$nfiles" <<'PY'
+import json, sys
+out, nbytes, objects, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+keys = {"plain read": "read", "bare parse": "bare", "karplint": "lint"}
+print(f"Corpus: {files} files, {nbytes/1e6:.1f} MB, {objects} objects.\n")
+print("| command | threads | wall (s, mean ± sd) | MB/s | objects/s | CPU (user+sys, s) | peak RSS (MB) |")
+print("|---|---|---|---|---|---|---|")
+means = {}
+for j in (1, 2):
+    for r in json.load(open(f"{out}/j{j}.json"))["results"]:
+        name, mean, sd = r["command"], r["mean"], r["stddev"] or 0.0
+        cpu = r["user"] + r["system"]
+        rss = int(open(f"{out}/rss-{keys[name]}-j{j}").read().split()[-1]) / 1024
+        means[(name, j)] = mean
+        print(f"| {name} | {j} | {mean:.2f} ± {sd:.2f} | {nbytes/1e6/mean:.1f} | {objects/mean:,.0f} | {cpu:.2f} | {rss:.1f} |")
+print()
+for j in (1, 2):
+    print(f"- karplint / bare parse throughput at {j} thread(s): **{means[('bare parse', j)]/means[('karplint', j)]:.2f}×**")
+for name in ("bare parse", "karplint"):
+    print(f"- {name} speed-up 1 → 2 threads: {means[(name, 1)]/means[(name, 2)]:.2f}×")
+PY
