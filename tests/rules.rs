@@ -176,3 +176,14 @@ fn subnet_ip_exhaustion_is_silent_without_subnet_facts() {
         .report;
     assert!(!r.findings.iter().any(|f| f.rule == "subnet-ip-exhaustion"));
 }
+
+#[test]
+fn readme_lists_every_rule() {
+    let readme = std::fs::read_to_string("README.md").expect("README.md");
+    for id in rule_ids() {
+        assert!(
+            readme.contains(&format!("| `{id}` |")),
+            "README.md rules table lacks {id}"
+        );
+    }
+}
