@@ -12,7 +12,7 @@ use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::Catalog;
 use super::pod::{self, Ignored};
 use super::requirements::{self, Operator, Requirements};
-use super::taints::{Effect, Taint};
+use super::taints::Taint;
 use crate::index::Index;
 use crate::model::workload::PodSpec;
 use crate::model::{Body, Kind, Object, Span};
@@ -237,7 +237,12 @@ impl ClusterFacts {
                         .iter()
                         .map(|(k, v)| (k.to_string(), v.to_string()))
                         .collect(),
-                    taints: g.taints.0.iter().filter_map(model_taint).collect(),
+                    taints: g
+                        .taints
+                        .0
+                        .iter()
+                        .filter_map(super::taints::from_model)
+                        .collect(),
                     allocatable: None,
                     zones: g
                         .availability_zones
@@ -305,7 +310,12 @@ impl ClusterFacts {
                     .into_iter()
                     .collect(),
                 labels,
-                taints: n.spec.taints.iter().filter_map(model_taint).collect(),
+                taints: n
+                    .spec
+                    .taints
+                    .iter()
+                    .filter_map(super::taints::from_model)
+                    .collect(),
                 allocatable: (!allocatable.is_empty()).then_some(allocatable),
                 origin: Some(Origin {
                     object: o.id,
@@ -375,16 +385,6 @@ impl ClusterFacts {
                 && f.labels.iter().all(|(k, v)| labels(k) == Some(v.as_str()))
         })
     }
-}
-
-fn model_taint(t: &crate::model::karpenter::Taint) -> Option<Taint> {
-    let effect: Effect = t.effect.value.parse().ok()?;
-    let value = t
-        .value
-        .as_ref()
-        .map(|v| v.value.0.clone())
-        .unwrap_or_default();
-    Some(Taint::new(t.key.value.clone(), value, effect))
 }
 
 /// Does this Node belong to static capacity? Nodes with a static-capacity label

@@ -6,7 +6,7 @@
 use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::{Catalog, InstanceType};
 use super::requirements::{self, LabelFlavor, Operator, Requirement, Requirements};
-use super::taints::{Effect, Taint};
+use super::taints::Taint;
 use crate::index::Index;
 use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
 use crate::model::{Body, Kind, Object, Span};
@@ -279,18 +279,7 @@ impl<'a, 'c> Pool<'a, 'c> {
         let taints = np
             .taints
             .iter()
-            .filter_map(|t| {
-                let effect: Effect = t.effect.value.parse().ok()?;
-                let value = t
-                    .value
-                    .as_ref()
-                    .map(|v| v.value.0.clone())
-                    .unwrap_or_default();
-                Some((
-                    Taint::new(t.key.value.clone(), value, effect),
-                    obj.span(&t.key),
-                ))
-            })
+            .filter_map(|t| Some((super::taints::from_model(t)?, obj.span(&t.key))))
             .collect();
         let mut limits = ResourceList::new();
         let mut limit_spans = BTreeMap::new();

@@ -144,6 +144,18 @@ impl Toleration {
     }
 }
 
+/// A taint as written in a NodePool, node group or Node; `None` for an effect Kubernetes
+/// does not know (the API server would reject it).
+pub fn from_model(t: &crate::model::karpenter::Taint) -> Option<Taint> {
+    let effect: Effect = t.effect.value.parse().ok()?;
+    let value = t
+        .value
+        .as_ref()
+        .map(|v| v.value.0.clone())
+        .unwrap_or_default();
+    Some(Taint::new(t.key.value.clone(), value, effect))
+}
+
 /// Upstream `Toleration.ToleratesTaint`; see [`Toleration::tolerates`].
 pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
     if toleration.effect.is_some_and(|e| e != taint.effect) {

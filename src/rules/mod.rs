@@ -77,6 +77,25 @@ impl<'a, 'c> Context<'a, 'c> {
         }
     }
 
+    /// A linted workload Karpenter would provision for (scheduled or pending, not ignored),
+    /// with the simulator and its pod spec: what topology and affinity rules examine.
+    pub fn provisioned<'o>(
+        &self,
+        obj: &'o Object,
+    ) -> Option<(
+        &Simulator<'a, 'c>,
+        &'o crate::model::workload::Workload,
+        &'o crate::model::workload::PodSpec,
+    )> {
+        let sim = self.sim.as_ref()?;
+        let w = obj.workload()?;
+        let spec = w.pod_spec()?;
+        match self.verdict(obj)? {
+            Verdict::Schedules(_) | Verdict::Pending(_) => Some((sim, w, spec)),
+            Verdict::Ignored(_) | Verdict::NotProvisionable => None,
+        }
+    }
+
     pub fn verdict(&self, obj: &Object) -> Option<&Verdict> {
         self.verdicts.get(obj.id).and_then(Option::as_ref)
     }

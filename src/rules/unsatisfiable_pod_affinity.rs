@@ -5,7 +5,6 @@
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
-use crate::karpenter::sim::Verdict;
 use crate::karpenter::topology::{self, Reach};
 use crate::model::Object;
 use crate::model::de::Spanned;
@@ -30,16 +29,9 @@ impl Rule for UnsatisfiablePodAffinity {
     }
 
     fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
+        let Some((sim, w, spec)) = cx.provisioned(obj) else {
             return;
         };
-        let Some(spec) = w.pod_spec() else { return };
-        if matches!(
-            cx.verdict(obj),
-            None | Some(Verdict::Ignored(_) | Verdict::NotProvisionable)
-        ) {
-            return;
-        }
         let Some(reach) = Reach::of(sim, obj, spec) else {
             return;
         };
