@@ -357,3 +357,34 @@ fn instance_types_file_replaces_the_catalog() {
         .assert()
         .code(2);
 }
+
+/// A selector for a label only a managed node group carries: Karpenter cannot provision for
+/// it (incompatible-requirements), unless the config says such a node group exists.
+#[test]
+fn static_node_groups_from_config_silence_pending_findings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("app.yaml");
+    std::fs::copy(
+        "fixtures/incompatible-requirements/fire-managed-node-group.yaml",
+        &f,
+    )
+    .expect("copy");
+    karplint()
+        .arg("--no-config")
+        .arg(&f)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("incompatible-requirements"));
+    let cfg = dir.path().join("karplint.yaml");
+    std::fs::write(
+        &cfg,
+        "cluster:\n  nodeGroups:\n    - name: app-nodes\n      instanceType: m5.large\n      count: 2\n      labels:\n        eks.amazonaws.com/nodegroup: app-nodes\n",
+    )
+    .expect("write");
+    karplint()
+        .arg("--config")
+        .arg(&cfg)
+        .arg(&f)
+        .assert()
+        .code(0);
+}

@@ -204,9 +204,13 @@ pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavo
 /// The node class a NodePool references, if it is in the tree or context.
 fn node_class<'a>(
     index: &Index<'a>,
+    pool: &Object,
     np: &NodePool,
 ) -> Option<&'a crate::model::karpenter::NodeClass> {
     let name = np.node_class_ref.as_ref()?.name.as_ref()?.value.as_str();
+    // Several node classes may share a name when one run holds several clusters' files:
+    // take the one in the NodePool's own file, else the nearest file (sources are sorted by
+    // path, so neighbouring ids are neighbouring files).
     [
         Kind::EC2NodeClass,
         Kind::AWSNodeTemplate,
@@ -214,7 +218,14 @@ fn node_class<'a>(
     ]
     .into_iter()
     .flat_map(|k| index.of_kind(k))
-    .find(|o| o.name() == name)
+    .filter(|o| o.name() == name)
+    .min_by_key(|o| {
+        (
+            o.source != pool.source,
+            o.source.abs_diff(pool.source),
+            o.id,
+        )
+    })
     .and_then(|o| match &o.body {
         Body::NodeClass(nc) => Some(&**nc),
         _ => None,
@@ -290,7 +301,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             }
         }
 
-        let nc = node_class(index, np);
+        let nc = node_class(index, obj, np);
         let kubelet = kubelet_config(np.kubelet.as_ref().or(nc.and_then(|c| c.kubelet.as_ref())));
         let family = nc
             .and_then(|c| {

@@ -298,7 +298,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 .unwrap_or_else(|| pool.name_span());
             let help = match &e {
                 IncompatibleError::UndefinedLabel { .. } => format!(
-                    "no NodePool defines label \"{key}\", so Karpenter cannot launch a node that has it: remove the selector (managed node group labels such as `eks.amazonaws.com/nodegroup` do not exist on Karpenter nodes), or add `{{key: {key}, operator: Exists}}` to NodePool \"{}\"'s requirements",
+                    "no NodePool defines label \"{key}\", so Karpenter cannot launch a node that has it: remove the selector (managed node group labels such as `eks.amazonaws.com/nodegroup` do not exist on Karpenter nodes), or add `{{key: {key}, operator: Exists}}` to NodePool \"{}\"'s requirements; if a node group outside Karpenter carries the label, declare it under `cluster.nodeGroups` in .karplint.yaml",
                     pool.name
                 ),
                 IncompatibleError::Conflict { node, .. } => format!(
@@ -423,10 +423,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     if daemon.is_zero() {
                         String::new()
                     } else {
-                        format!(
-                            " (of which DaemonSets take {})",
-                            daemon.display_for(&resource)
-                        )
+                        format!(" (DaemonSets take {} of it)", daemon.display_for(&resource))
                     }
                 )
             };

@@ -77,6 +77,27 @@ impl<'a, 'c> Context<'a, 'c> {
         }
     }
 
+    /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the
+    /// pod: its labels meet the pod's requirements and the pod tolerates its taints. Such a
+    /// pod is not Pending even when no NodePool takes it.
+    fn static_capacity_takes(&self, obj: &Object) -> bool {
+        let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
+            return false;
+        };
+        let Ok(attempts) = crate::karpenter::pod::attempts(obj, spec) else {
+            return false;
+        };
+        let tolerations = crate::karpenter::pod::tolerations(spec);
+        self.cluster.node_groups.iter().any(|g| {
+            g.taints.iter().all(|t| {
+                t.effect == crate::karpenter::taints::Effect::PreferNoSchedule
+                    || crate::karpenter::taints::is_tolerated(&tolerations, t)
+            }) && attempts
+                .iter()
+                .any(|a| g.matches(&a.requirements, self.catalog))
+        })
+    }
+
     /// A linted workload Karpenter would provision for (scheduled or pending, not ignored),
     /// with the simulator and its pod spec: what topology and affinity rules examine.
     pub fn provisioned<'o>(
@@ -113,7 +134,7 @@ impl<'a, 'c> Context<'a, 'c> {
             return None;
         };
         let first = failures.first()?;
-        if first.stage.rule() != rule {
+        if first.stage.rule() != rule || self.static_capacity_takes(obj) {
             return None;
         }
         let pool = &sim.pools[first.pool];
