@@ -162,3 +162,44 @@ where
 {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
+
+/// Annotation prefixes some rule reads. Everything else (`last-applied-configuration`, Helm
+/// and Argo CD bookkeeping, …) is skipped while parsing: annotations are often the largest
+/// strings of an object, and keeping them would make the model as large as the input.
+const READ_ANNOTATIONS: &[&str] = &[
+    "karplint.io/",
+    "karpenter.sh/",
+    "storageclass.kubernetes.io/",
+    "storageclass.beta.kubernetes.io/",
+];
+
+/// `metadata.annotations`, keeping only the annotations karplint reads.
+pub fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<SpannedMap, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = SpannedMap;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map of strings")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<SpannedMap, A::Error> {
+            let mut out = Vec::new();
+            while let Some(k) = m.next_key::<Spanned<String>>()? {
+                if READ_ANNOTATIONS.iter().any(|p| k.value.starts_with(p)) {
+                    let v = m.next_value::<Spanned<Text>>()?;
+                    out.push((k, v));
+                } else {
+                    m.next_value::<de::IgnoredAny>()?;
+                }
+            }
+            out.shrink_to_fit();
+            Ok(SpannedMap(out))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {
+            Ok(SpannedMap::default())
+        }
+        fn visit_none<E: de::Error>(self) -> Result<SpannedMap, E> {
+            Ok(SpannedMap::default())
+        }
+    }
+    d.deserialize_any(V)
+}

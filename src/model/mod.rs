@@ -38,7 +38,7 @@ pub struct ObjectMeta {
     pub namespace: Option<Spanned<String>>,
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "de::annotations")]
     pub annotations: SpannedMap,
 }
 

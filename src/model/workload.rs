@@ -13,7 +13,7 @@ use serde::Deserialize;
 pub struct TemplateMeta {
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::annotations")]
     pub annotations: SpannedMap,
 }
 
