@@ -218,7 +218,7 @@ pub fn explain(rule: &str) -> Option<&'static str> {
 }
 
 fn run_plan(args: &LintArgs) -> i32 {
-    let (outcome, _) = match lint_outcome(args) {
+    let (outcome, _) = match lint_outcome(args, true) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -360,6 +360,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             .as_ref()
             .map(|c| c.to_facts())
             .unwrap_or_default(),
+        plan: false,
     };
     let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
     Ok((opts, fail_on))
@@ -367,12 +368,13 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
 
 /// Runs the pipeline for the lint arguments (config file, flags, threads); `Err` carries
 /// the exit code.
-fn lint_outcome(args: &LintArgs) -> Result<(lint::Outcome, FailOn), i32> {
+fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(lint::Outcome, FailOn), i32> {
     let cfg = load_config(args)?;
-    let (opts, fail_on) = merge(args, cfg).map_err(|e| {
+    let (mut opts, fail_on) = merge(args, cfg).map_err(|e| {
         eprintln!("karplint: {e}");
         2
     })?;
+    opts.plan = plan;
     // Deserializing is recursive: a document nested up to the parser's depth limit needs
     // more than the 2 MiB default stack of a worker thread (in debug builds well before
     // that limit). The stack is reserved, not committed, so this costs no memory.
@@ -404,7 +406,7 @@ fn run_lint(args: &LintArgs) -> i32 {
             return 2;
         }
     };
-    let (outcome, fail_on) = match lint_outcome(args) {
+    let (outcome, fail_on) = match lint_outcome(args, false) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -32,6 +32,8 @@ pub struct LintOptions {
     pub rules: BTreeMap<String, Level>,
     /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
     pub instance_types: Option<PathBuf>,
+    /// Build the `karplint plan` rows (every fitting instance type counted).
+    pub plan: bool,
     /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
     /// with those read from eksctl `ClusterConfig`s and `Node`s.
     pub cluster: ClusterFacts,
@@ -63,6 +65,7 @@ impl Default for LintOptions {
             instance_types: None,
             rules: BTreeMap::new(),
             cluster: ClusterFacts::default(),
+            plan: false,
         }
     }
 }
@@ -206,7 +209,11 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     let mut cx = rules::Context::new(&index, catalog);
     cx.cluster.merge(&opts.cluster);
     findings.extend(rules::run(&registry, &cx));
-    let plan = crate::report::plan::rows(&cx);
+    let plan = if opts.plan {
+        crate::report::plan::rows(&cx)
+    } else {
+        Vec::new()
+    };
     let applied = suppress::apply(findings, &objects, &sources, &scan, &rules::known_ids());
     let level = |rule: &str| opts.rules.get(rule).copied();
     summary.suppressed = applied

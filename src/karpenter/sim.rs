@@ -103,6 +103,13 @@ fn known_resource(name: &str) -> bool {
         || name == super::catalog::RESOURCE_PRIVATE_IPV4
 }
 
+/// A type whose capacity exceeds any of the pool's limits is never launched (§6.5).
+fn within_limits(pool: &Pool, t: &super::pool::PoolType) -> bool {
+    pool.limits
+        .iter()
+        .all(|(k, lim)| t.it.capacity.get(k).is_none_or(|c| c <= lim))
+}
+
 /// `needed + overhead ≤ allocatable` for every resource, without building the sum.
 fn fits_with(needed: &ResourceList, overhead: &ResourceList, alloc: &ResourceList) -> bool {
     let ok = |k: &str| {
@@ -196,7 +203,15 @@ impl<'a, 'c> Simulator<'a, 'c> {
     }
 
     /// What Karpenter would do with the pod template of `obj`.
-    pub fn schedule(&self, obj: &Object, spec: &PodSpec, replicas: i64) -> Verdict {
+    /// `exhaustive` counts every fitting instance type (for `plan`); otherwise the first
+    /// one that fits settles where the pod goes.
+    pub fn schedule(
+        &self,
+        obj: &Object,
+        spec: &PodSpec,
+        replicas: i64,
+        exhaustive: bool,
+    ) -> Verdict {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return Verdict::NotProvisionable;
         }
@@ -225,6 +240,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     tolerations_span,
                     &requests,
                     replicas,
+                    exhaustive,
                 ) {
                     Ok(p) => return Verdict::Schedules(p),
                     Err(f) => failures.push(*f),
@@ -252,6 +268,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         tolerations_span: Option<Span>,
         requests: &Requests,
         replicas: i64,
+        exhaustive: bool,
     ) -> Result<Placement, Box<PoolFailure>> {
         let fail = |stage, reason: String, pool_span, pod_span, help: String| {
             Box::new(PoolFailure {
@@ -345,6 +362,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
             let overhead = self.daemon_overhead(i, &t.requirements);
             if fits_with(&needed, &overhead, &t.allocatable) {
                 fitting.push(t);
+                // One type that fits within the limits settles the verdict; only `plan`
+                // wants every fitting type counted.
+                if !exhaustive && within_limits(pool, t) {
+                    break;
+                }
             } else {
                 let bigger = largest.as_ref().is_none_or(|(l, _)| {
                     (
@@ -438,14 +460,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // 4. Limits: a type whose capacity exceeds a limit is never launched, and all
         // replicas together need at least their requests in capacity.
         if !pool.limits.is_empty() {
-            let within: Vec<_> = fitting
-                .iter()
-                .filter(|t| {
-                    pool.limits
-                        .iter()
-                        .all(|(k, lim)| t.it.capacity.get(k).is_none_or(|c| c <= lim))
-                })
-                .collect();
+            let within: Vec<_> = fitting.iter().filter(|t| within_limits(pool, t)).collect();
             let limit_msg = format!(
                 "all available instance types exceed limits for nodepool (NodePool={})",
                 pool.name

@@ -126,31 +126,41 @@ impl SpannedMap {
 
 impl<'de> Deserialize<'de> for SpannedMap {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SpannedMap;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a map of strings")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<SpannedMap, A::Error> {
-                let mut out = Vec::new();
-                while let Some(k) = m.next_key::<Spanned<String>>()? {
-                    let v = m.next_value::<Spanned<Text>>()?;
-                    out.push((k, v));
-                }
-                // Most maps hold one to three entries; the growth slack would otherwise be
-                // kept for every object of the run.
-                out.shrink_to_fit();
-                Ok(SpannedMap(out))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {
-                Ok(SpannedMap::default())
-            }
-            fn visit_none<E: de::Error>(self) -> Result<SpannedMap, E> {
-                Ok(SpannedMap::default())
+        d.deserialize_any(MapVisitor { keep: |_| true })
+    }
+}
+
+/// Reads a string map, keeping the entries whose key `keep` accepts; the values of the
+/// others are skipped without being built.
+struct MapVisitor {
+    keep: fn(&str) -> bool,
+}
+
+impl<'de> Visitor<'de> for MapVisitor {
+    type Value = SpannedMap;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of strings")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<SpannedMap, A::Error> {
+        let mut out = Vec::new();
+        while let Some(k) = m.next_key::<Spanned<String>>()? {
+            if (self.keep)(&k.value) {
+                let v = m.next_value::<Spanned<Text>>()?;
+                out.push((k, v));
+            } else {
+                m.next_value::<de::IgnoredAny>()?;
             }
         }
-        d.deserialize_any(V)
+        // Most maps hold one to three entries; the growth slack would otherwise be kept for
+        // every object of the run.
+        out.shrink_to_fit();
+        Ok(SpannedMap(out))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {
+        Ok(SpannedMap::default())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<SpannedMap, E> {
+        Ok(SpannedMap::default())
     }
 }
 
@@ -175,31 +185,7 @@ const READ_ANNOTATIONS: &[&str] = &[
 
 /// `metadata.annotations`, keeping only the annotations karplint reads.
 pub fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<SpannedMap, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = SpannedMap;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a map of strings")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<SpannedMap, A::Error> {
-            let mut out = Vec::new();
-            while let Some(k) = m.next_key::<Spanned<String>>()? {
-                if READ_ANNOTATIONS.iter().any(|p| k.value.starts_with(p)) {
-                    let v = m.next_value::<Spanned<Text>>()?;
-                    out.push((k, v));
-                } else {
-                    m.next_value::<de::IgnoredAny>()?;
-                }
-            }
-            out.shrink_to_fit();
-            Ok(SpannedMap(out))
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {
-            Ok(SpannedMap::default())
-        }
-        fn visit_none<E: de::Error>(self) -> Result<SpannedMap, E> {
-            Ok(SpannedMap::default())
-        }
-    }
-    d.deserialize_any(V)
+    d.deserialize_any(MapVisitor {
+        keep: |k| READ_ANNOTATIONS.iter().any(|p| k.starts_with(p)),
+    })
 }

@@ -64,7 +64,7 @@ impl<'a, 'c> Context<'a, 'c> {
                 .map(|o| {
                     let w = o.workload().filter(|_| !o.context)?;
                     let spec = w.pod_spec()?;
-                    Some(sim.schedule(o, spec, w.replica_count()))
+                    Some(sim.schedule(o, spec, w.replica_count(), false))
                 })
                 .collect(),
         };
