@@ -411,7 +411,8 @@ fn run_lint(args: &LintArgs) -> i32 {
         Err(code) => return code,
     };
     let report = &outcome.report;
-    let texts = report::Texts::load(report);
+    let quotes_source = dests.iter().any(|(f, _)| *f == Format::Human);
+    let texts = report::Texts::load_with(report, quotes_source);
     let width = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse().ok())

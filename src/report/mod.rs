@@ -66,42 +66,96 @@ pub struct Position {
 
 /// Source texts loaded for rendering.
 pub struct Texts {
+    /// Whole texts, kept only for output that quotes the source (human reports).
     texts: BTreeMap<SourceId, String>,
+    /// Every finding's and related location's position, resolved once.
+    positions: BTreeMap<(SourceId, Span), Position>,
 }
 
 impl Texts {
-    /// Loads the text of every source that has a finding or a related location.
-    pub fn load(report: &Report) -> Self {
-        let mut texts = BTreeMap::new();
-        let ids = report
-            .findings
-            .iter()
-            .flat_map(|f| std::iter::once(f.source).chain(f.related.iter().map(|r| r.source)));
-        for id in ids {
-            texts.entry(id).or_insert_with(|| {
-                let src = &report.sources[id];
-                match (&src.text, &src.path) {
-                    (Some(t), _) => t.clone(),
-                    (None, Some(p)) => std::fs::read(p)
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                        .unwrap_or_default(),
-                    (None, None) => String::new(),
-                }
-            });
+    /// Loads the text of every source that has a finding or a related location, one source
+    /// at a time, and resolves their positions. With `keep_text` false (machine formats)
+    /// each text is dropped once its positions are known, so a run with findings in every
+    /// file never holds the whole tree in memory.
+    pub fn load_with(report: &Report, keep_text: bool) -> Self {
+        let mut wanted: BTreeMap<SourceId, Vec<Span>> = BTreeMap::new();
+        for f in &report.findings {
+            wanted.entry(f.source).or_default().push(f.span);
+            for r in &f.related {
+                wanted.entry(r.source).or_default().push(r.span);
+            }
         }
-        Texts { texts }
+        let mut texts = BTreeMap::new();
+        let mut positions = BTreeMap::new();
+        for (id, spans) in wanted {
+            let src = &report.sources[id];
+            let text = match (&src.text, &src.path) {
+                (Some(t), _) => t.clone(),
+                (None, Some(p)) => std::fs::read(p)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default(),
+                (None, None) => String::new(),
+            };
+            let lines = LineIndex::new(&text);
+            for span in spans {
+                positions.insert((id, span), lines.resolve(&text, span));
+            }
+            if keep_text {
+                texts.insert(id, text);
+            }
+        }
+        Texts { texts, positions }
+    }
+
+    /// [`Texts::load_with`], keeping the texts.
+    pub fn load(report: &Report) -> Self {
+        Self::load_with(report, true)
     }
 
     pub fn get(&self, id: SourceId) -> &str {
         self.texts.get(&id).map(String::as_str).unwrap_or("")
     }
 
-    /// Resolves a span to a position, widening a container's zero-length span to its key.
+    /// The position of a span, widening a container's zero-length span to its key.
     pub fn position(&self, id: SourceId, span: Span) -> Position {
-        let text = self.get(id);
+        self.positions.get(&(id, span)).copied().unwrap_or_else(|| {
+            let text = self.get(id);
+            LineIndex::new(text).resolve(text, span)
+        })
+    }
+}
+
+/// Where each line of a text starts, so many positions in one file cost a binary search
+/// each rather than a scan from the top.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// 1-based line and character column of a byte offset.
+    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, text[start..offset].chars().count() + 1)
+    }
+
+    fn resolve(&self, text: &str, span: Span) -> Position {
         let span = widen(text, span);
-        let (line, column) = line_col(text, span.offset);
-        let (end_line, end_column) = line_col(text, span.offset + span.len);
+        let (line, column) = self.line_col(text, span.offset);
+        let (end_line, end_column) = self.line_col(text, span.offset + span.len);
         Position {
             offset: span.offset,
             length: span.len,
