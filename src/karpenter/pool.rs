@@ -21,7 +21,39 @@ use std::sync::Arc;
 pub struct TypeRequirementCache {
     cells: BTreeMap<(bool, bool), Arc<Vec<Arc<Requirements>>>>,
     /// Allocatable per instance type, per distinct (kubelet, AMI family, root volume).
-    allocatable: BTreeMap<String, Arc<Vec<Arc<ResourceList>>>>,
+    allocatable: BTreeMap<String, Arc<Vec<Allocatable>>>,
+    /// Per instance type, its extended resources as last seen: shared by every
+    /// [`Allocatable`] that has the same ones (they do not depend on kubelet settings).
+    extended: Vec<Option<Arc<ResourceList>>>,
+}
+
+/// The resources a node has for pods, compact: the four core resources inline and the
+/// extended ones shared. A run with one node class per team would otherwise hold a
+/// string-keyed map per instance type per node class.
+#[derive(Debug, Clone)]
+pub struct Allocatable {
+    core: [Quantity; 4],
+    extended: Arc<ResourceList>,
+}
+
+const CORE: [&str; 4] = ["cpu", "memory", "pods", "ephemeral-storage"];
+
+impl Allocatable {
+    pub fn get_or_zero(&self, resource: &str) -> Quantity {
+        match CORE.iter().position(|c| *c == resource) {
+            Some(i) => self.core[i],
+            None => self.extended.get_or_zero(resource),
+        }
+    }
+
+    /// The full list, for messages.
+    pub fn to_list(&self) -> ResourceList {
+        let mut list = (*self.extended).clone();
+        for (k, q) in CORE.iter().zip(self.core) {
+            list.insert(*k, q);
+        }
+        list
+    }
 }
 
 impl TypeRequirementCache {
@@ -53,27 +85,38 @@ impl TypeRequirementCache {
         kubelet: &KubeletConfig,
         family: AmiFamily,
         root: Option<Quantity>,
-    ) -> Arc<Vec<Arc<ResourceList>>> {
+    ) -> Arc<Vec<Allocatable>> {
         let key = format!("{kubelet:?}|{family:?}|{root:?}");
-        self.allocatable
-            .entry(key)
-            .or_insert_with(|| {
-                Arc::new(
-                    catalog
-                        .iter()
-                        .map(|it| {
-                            Arc::new(allocatable::allocatable_with_root_volume(
-                                it,
-                                kubelet,
-                                family,
-                                allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
-                                root,
-                            ))
-                        })
-                        .collect(),
-                )
+        if let Some(hit) = self.allocatable.get(&key) {
+            return hit.clone();
+        }
+        self.extended.resize(catalog.len(), None);
+        let list: Vec<Allocatable> = catalog
+            .iter()
+            .enumerate()
+            .map(|(i, it)| {
+                let mut full = allocatable::allocatable_with_root_volume(
+                    it,
+                    kubelet,
+                    family,
+                    allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+                    root,
+                );
+                let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
+                let extended = match &self.extended[i] {
+                    Some(shared) if **shared == full => shared.clone(),
+                    _ => {
+                        let shared = Arc::new(full);
+                        self.extended[i] = Some(shared.clone());
+                        shared
+                    }
+                };
+                Allocatable { core, extended }
             })
-            .clone()
+            .collect();
+        let list = Arc::new(list);
+        self.allocatable.insert(key, list.clone());
+        list
     }
 }
 
@@ -83,7 +126,7 @@ impl TypeRequirementCache {
 pub struct PoolType<'c> {
     pub it: &'c InstanceType,
     pub requirements: Arc<Requirements>,
-    pub allocatable: Arc<ResourceList>,
+    pub allocatable: Allocatable,
 }
 
 #[derive(Debug)]

@@ -16,6 +16,7 @@ use crate::index::Index;
 use crate::model::workload::PodSpec;
 use crate::model::{Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
+use std::borrow::Cow;
 
 /// The stage at which a NodePool rejected a pod, in the order Karpenter checks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -111,7 +112,11 @@ fn within_limits(pool: &Pool, t: &super::pool::PoolType) -> bool {
 }
 
 /// `needed + overhead ≤ allocatable` for every resource, without building the sum.
-fn fits_with(needed: &ResourceList, overhead: &ResourceList, alloc: &ResourceList) -> bool {
+fn fits_with(
+    needed: &ResourceList,
+    overhead: &ResourceList,
+    alloc: &super::pool::Allocatable,
+) -> bool {
     let ok = |k: &str| {
         let sum = needed
             .get_or_zero(k)
@@ -191,15 +196,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
     }
 
     /// DaemonSet overhead on one instance type of a pool (§6.4).
-    fn daemon_overhead(&self, pool: usize, type_reqs: &Requirements) -> ResourceList {
+    fn daemon_overhead(&self, pool: usize, type_reqs: &Requirements) -> Cow<'_, ResourceList> {
         let o = &self.overheads[pool];
+        if o.by_type.is_empty() {
+            return Cow::Borrowed(&o.always);
+        }
         let mut total = o.always.clone();
         for (reqs, requests) in &o.by_type {
             if type_reqs.intersects(reqs).is_ok() {
                 total.add(requests);
             }
         }
-        total
+        Cow::Owned(total)
     }
 
     /// What Karpenter would do with the pod template of `obj`.
@@ -378,7 +386,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     )
                 });
                 if bigger {
-                    largest = Some((t, overhead));
+                    largest = Some((t, overhead.into_owned()));
                 }
             }
         }
@@ -407,7 +415,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
             };
             let mut with = needed.clone();
             with.add(&overhead);
-            let short = with.fits(&t.allocatable).err().unwrap_or_default();
+            let short = with
+                .fits(&t.allocatable.to_list())
+                .err()
+                .unwrap_or_default();
             let resource = short
                 .iter()
                 .find(|r| *r != "pods")
