@@ -281,7 +281,7 @@ impl<'a, 'c> Pool<'a, 'c> {
         np: &'a NodePool,
         index: &Index<'a>,
         catalog: &'c Catalog,
-        cache: &mut TypeRequirementCache,
+        cache: &std::sync::Mutex<TypeRequirementCache>,
     ) -> Self {
         let name = obj.name().to_string();
         let flavor = if np.is_eks_auto_mode() {
@@ -378,8 +378,15 @@ impl<'a, 'c> Pool<'a, 'c> {
                 .and_then(|s| Quantity::parse(s.value.as_str()).ok())
         });
 
-        let type_reqs = cache.get(catalog, flavor, family);
-        let allocs = cache.allocatable(catalog, &kubelet, family, root_volume);
+        let (type_reqs, allocs) = {
+            // A poisoned lock only means another pool's set-up panicked; the tables are
+            // still whole (entries are inserted complete).
+            let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+            (
+                c.get(catalog, flavor, family),
+                c.allocatable(catalog, &kubelet, family, root_volume),
+            )
+        };
         let types = catalog
             .iter()
             .zip(type_reqs.iter())
