@@ -247,7 +247,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         })
     {
         notes.push(
-            "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context".into(),
+            "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml".into(),
         );
     }
     findings.sort_by(|a, b| {

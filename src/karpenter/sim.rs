@@ -55,6 +55,9 @@ pub struct PoolFailure {
     /// The pod field to change, when one can be named.
     pub pod_span: Option<Span>,
     pub help: String,
+    /// For a taint failure: the pool would take the pod if it tolerated its taints. Only
+    /// then is the toleration worth suggesting beside another pool's failure.
+    pub fits_if_tolerated: bool,
 }
 
 /// Where a pod lands.
@@ -292,6 +295,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 pool_span,
                 pod_span,
                 help,
+                fits_if_tolerated: false,
             })
         };
         // 1. Taints.
@@ -299,7 +303,26 @@ impl<'a, 'c> Simulator<'a, 'c> {
             let (taint, span) = &pool.taints[t];
             let suggestion = taints::toleration_yaml(&taints::suggested_toleration(taint), 2);
             let suggestion = suggestion.trim_end();
-            return Err(fail(
+            let tolerate_all = [Toleration {
+                key: String::new(),
+                operator: taints::TolerationOperator::Exists,
+                value: String::new(),
+                effect: None,
+            }];
+            let fits_if_tolerated = self
+                .try_pool(
+                    i,
+                    pool,
+                    obj,
+                    attempt,
+                    &tolerate_all,
+                    None,
+                    requests,
+                    replicas,
+                    false,
+                )
+                .is_ok();
+            let mut f = fail(
                 Stage::Taints,
                 taints::untolerated_taint_message(taint, taints::TaintMessageStyle::Head),
                 *span,
@@ -308,7 +331,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     "if this pod should run on NodePool \"{}\", add this toleration to the pod spec's `tolerations`:\n{suggestion}",
                     pool.name
                 ),
-            ));
+            );
+            f.fits_if_tolerated = fits_if_tolerated;
+            return Err(f);
         }
         // 2. Requirements.
         if let Err(e) = pool

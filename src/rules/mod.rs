@@ -145,11 +145,11 @@ impl<'a, 'c> Context<'a, 'c> {
         );
         let mut help = first.help.clone();
         // A tainted pool that got no further is often the intended one (a GPU pool).
-        if let Some(t) = failures
-            .iter()
-            .skip(1)
-            .find(|f| f.stage == crate::karpenter::sim::Stage::Taints && first.stage != f.stage)
-        {
+        if let Some(t) = failures.iter().skip(1).find(|f| {
+            f.stage == crate::karpenter::sim::Stage::Taints
+                && first.stage != f.stage
+                && f.fits_if_tolerated
+        }) {
             help.push_str(&format!("; or, {}", t.help));
         }
         let mut f = Finding::new(rule, Severity::Error, obj, span, message)
