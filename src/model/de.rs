@@ -189,3 +189,23 @@ pub fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<SpannedMap, D::Err
         keep: |k| READ_ANNOTATIONS.iter().any(|p| k.starts_with(p)),
     })
 }
+
+/// Container environment variables some rule reads: `ENABLE_POD_ENI` on the VPC CNI tells
+/// whether `vpc.amazonaws.com/pod-eni` is registered. The others (often hundreds per
+/// workload) are skipped after parsing.
+pub const READ_ENV: &[&str] = &["ENABLE_POD_ENI"];
+
+/// `env:`, keeping only [`READ_ENV`] variables.
+pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::EnvVar>, D::Error> {
+    let all: Vec<super::workload::EnvVar> = nullable(d)?;
+    let mut kept: Vec<_> = all
+        .into_iter()
+        .filter(|e| {
+            e.name
+                .as_ref()
+                .is_some_and(|n| READ_ENV.contains(&n.value.as_str()))
+        })
+        .collect();
+    kept.shrink_to_fit();
+    Ok(kept)
+}

@@ -66,7 +66,8 @@ pub struct Container {
     pub restart_policy: Option<Spanned<String>>,
     #[serde(deserialize_with = "nullable")]
     pub ports: Vec<ContainerPort>,
-    #[serde(deserialize_with = "nullable")]
+    /// Only the variables a rule reads (see `de::READ_ENV`).
+    #[serde(deserialize_with = "super::de::env_vars")]
     pub env: Vec<EnvVar>,
 }
 
