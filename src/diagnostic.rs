@@ -93,16 +93,9 @@ impl Finding {
         message: impl Into<String>,
     ) -> Self {
         Finding {
-            rule,
-            severity,
-            message: message.into(),
-            help: String::new(),
-            source: obj.source,
-            span,
-            label: String::new(),
             object: Some(ObjectRef::of(obj)),
-            related: Vec::new(),
             on_context: obj.context,
+            ..Finding::at_source(rule, severity, obj.source, span, message)
         }
     }
 

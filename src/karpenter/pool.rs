@@ -417,6 +417,14 @@ impl<'a, 'c> Pool<'a, 'c> {
         }
     }
 
+    /// The NodePool requirement or template label that defines `key`, else the pool's name.
+    pub fn requirement_span(&self, key: &str) -> Span {
+        self.requirement_spans
+            .get(key)
+            .copied()
+            .unwrap_or_else(|| self.name_span())
+    }
+
     /// The span that best stands for this pool in a related note.
     pub fn name_span(&self) -> Span {
         self.obj.name_span()

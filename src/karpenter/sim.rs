@@ -342,11 +342,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         {
             let key = e.key().to_string();
             let pod_span = attempt.spans.get(&key).copied();
-            let pool_span = pool
-                .requirement_spans
-                .get(&key)
-                .copied()
-                .unwrap_or_else(|| pool.name_span());
+            let pool_span = pool.requirement_span(&key);
             let help = match &e {
                 IncompatibleError::UndefinedLabel { .. } => format!(
                     "no NodePool defines label \"{key}\", so Karpenter cannot launch a node that has it: remove the selector (managed node group labels such as `eks.amazonaws.com/nodegroup` do not exist on Karpenter nodes), or add `{{key: {key}, operator: Exists}}` to NodePool \"{}\"'s requirements; if a node group outside Karpenter carries the label, declare it under `cluster.nodeGroups` in .karplint.yaml",

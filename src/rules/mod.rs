@@ -275,3 +275,21 @@ pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
     findings.retain(|f| !f.on_context);
     findings
 }
+
+/// A related note naming the values of `key` a NodePool offers, on the requirement that
+/// defines them.
+pub fn offers_note(
+    f: crate::diagnostic::Finding,
+    p: &crate::karpenter::pool::Pool,
+    key: &str,
+) -> crate::diagnostic::Finding {
+    f.related(
+        p.obj,
+        p.requirement_span(key),
+        format!(
+            "NodePool \"{}\" offers {key} {}",
+            p.name,
+            crate::karpenter::topology::pool_domains(p, key, None).render()
+        ),
+    )
+}

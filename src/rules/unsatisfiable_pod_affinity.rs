@@ -108,18 +108,7 @@ impl Rule for UnsatisfiablePodAffinity {
                 ));
                 for &i in &reach.tolerated {
                     let p = &sim.pools[i];
-                    f = f.related(
-                        p.obj,
-                        p.requirement_spans
-                            .get(key)
-                            .copied()
-                            .unwrap_or(p.name_span()),
-                        format!(
-                            "NodePool \"{}\" offers {key} {}",
-                            p.name,
-                            topology::pool_domains(p, key, None).render()
-                        ),
-                    );
+                    f = super::offers_note(f, p, key);
                 }
                 out.push(f);
             } else if !self_selecting

@@ -141,11 +141,7 @@ impl Rule for UnsatisfiableTopologySpread {
                 let p = &sim.pools[i];
                 let d = topology::pool_domains(p, key, None);
                 if d.values.iter().any(|v| extra.contains(&v)) {
-                    let span = p
-                        .requirement_spans
-                        .get(key)
-                        .copied()
-                        .unwrap_or(p.name_span());
+                    let span = p.requirement_span(key);
                     f = f.related(
                         p.obj,
                         span,
@@ -202,20 +198,7 @@ fn min_domains(
     ));
     for &i in &reach.tolerated {
         let p = &sim.pools[i];
-        let span = p
-            .requirement_spans
-            .get(key)
-            .copied()
-            .unwrap_or(p.name_span());
-        f = f.related(
-            p.obj,
-            span,
-            format!(
-                "NodePool \"{}\" offers {key} {}",
-                p.name,
-                topology::pool_domains(p, key, None).render()
-            ),
-        );
+        f = super::offers_note(f, p, key);
     }
     Some(f)
 }

@@ -6,7 +6,7 @@ use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::LABEL_ZONE;
 use crate::karpenter::sim::Verdict;
-use crate::karpenter::topology::{self, Reach};
+use crate::karpenter::topology::Reach;
 use crate::karpenter::volumes;
 use crate::model::{Body, Kind, Object};
 
@@ -91,18 +91,7 @@ impl Rule for VolumeZoneConflict {
             .related(holder, zone_span, format!("{what} pins the volume to [{}]", vz.join(" ")));
             for &i in &reach.tolerated {
                 let p = &sim.pools[i];
-                f = f.related(
-                    p.obj,
-                    p.requirement_spans
-                        .get(LABEL_ZONE)
-                        .copied()
-                        .unwrap_or(p.name_span()),
-                    format!(
-                        "NodePool \"{}\" offers {LABEL_ZONE} {}",
-                        p.name,
-                        topology::pool_domains(p, LABEL_ZONE, None).render()
-                    ),
-                );
+                f = super::offers_note(f, p, LABEL_ZONE);
             }
             out.push(f);
         }
