@@ -80,6 +80,7 @@ pub struct Outcome {
 
 /// Runs the whole pipeline. `stdin` is read when `-` is among the paths.
 pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintError> {
+    let mut timings = Timings::from_env();
     let loaded = match &opts.instance_types {
         None => None,
         Some(path) => {
@@ -148,6 +149,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         })
         .collect();
     drop(progress);
+    timings.mark("read + parse");
 
     let mut summary = Summary {
         files: sources.len(),
@@ -204,11 +206,14 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         o.id = i;
     }
 
+    timings.mark("collect objects");
     let index = Index::new(&objects);
     let registry = rules::registry();
     let mut cx = rules::Context::new(&index, catalog);
     cx.cluster.merge(&opts.cluster);
+    timings.mark("index + simulator");
     findings.extend(rules::run(&registry, &cx));
+    timings.mark("rules");
     let plan = if opts.plan {
         crate::report::plan::rows(&cx)
     } else {
@@ -259,6 +264,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         ))
     });
     report::count(&mut summary, &findings);
+    timings.mark("suppress + sort");
     Ok(Outcome {
         plan,
         report: Report {
@@ -281,6 +287,26 @@ pub fn lint_str(text: &str) -> Result<Report, LintError> {
         ..Default::default()
     };
     lint(&opts, &mut text.as_bytes()).map(|o| o.report)
+}
+
+/// Phase durations on stderr when `KARPLINT_TIMINGS` is set: where a run's time goes,
+/// without a profiler (see docs/performance.md).
+struct Timings(Option<std::time::Instant>);
+
+impl Timings {
+    fn from_env() -> Self {
+        Timings(std::env::var_os("KARPLINT_TIMINGS").map(|_| std::time::Instant::now()))
+    }
+
+    fn mark(&mut self, phase: &str) {
+        if let Some(start) = &mut self.0 {
+            eprintln!(
+                "karplint: timings: {phase}: {:.3} s",
+                start.elapsed().as_secs_f64()
+            );
+            *start = std::time::Instant::now();
+        }
+    }
 }
 
 fn display_path(p: &std::path::Path) -> String {

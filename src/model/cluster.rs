@@ -9,7 +9,7 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LimitRangeSpec {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub limits: Vec<LimitRangeItem>,
 }
 
@@ -37,7 +37,7 @@ pub struct PdbSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSpec {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub taints: Vec<Taint>,
     pub provider_id: Option<Spanned<String>>,
 }
@@ -62,13 +62,13 @@ pub struct Node {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlClusterConfig {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub availability_zones: Vec<Spanned<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub managed_node_groups: Vec<Spanned<EksctlNodeGroup>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub node_groups: Vec<Spanned<EksctlNodeGroup>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub fargate_profiles: Vec<EksctlFargateProfile>,
 }
 
@@ -77,7 +77,7 @@ pub struct EksctlClusterConfig {
 pub struct EksctlNodeGroup {
     pub name: Option<Spanned<String>>,
     pub instance_type: Option<Spanned<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub instance_types: Vec<Spanned<String>>,
     pub desired_capacity: Option<Spanned<i64>>,
     pub min_size: Option<Spanned<i64>>,
@@ -86,7 +86,7 @@ pub struct EksctlNodeGroup {
     pub labels: SpannedMap,
     #[serde(deserialize_with = "nullable")]
     pub taints: EksctlTaints,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub availability_zones: Vec<Spanned<String>>,
 }
 
@@ -147,7 +147,7 @@ impl<'de> Deserialize<'de> for EksctlTaints {
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlFargateProfile {
     pub name: Option<Spanned<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub selectors: Vec<EksctlFargateSelector>,
 }
 

@@ -209,3 +209,16 @@ pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::
     kept.shrink_to_fit();
     Ok(kept)
 }
+
+/// A list field: `null` reads as empty, and the vector is shrunk to its length. serde's
+/// sequences grow by doubling (one container takes room for four), and the model keeps
+/// every list of every object of the run.
+pub fn seq<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let mut v: Vec<T> = nullable(d)?;
+    v.shrink_to_fit();
+    Ok(v)
+}

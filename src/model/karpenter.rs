@@ -56,7 +56,7 @@ pub struct Disruption {
     pub consolidation_policy: Option<Spanned<String>>,
     pub consolidate_after: Option<Spanned<Text>>,
     pub expire_after: Option<Spanned<Text>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub budgets: Vec<Budget>,
 }
 
@@ -94,11 +94,11 @@ pub struct NodeClaimTemplateRaw {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaimSpecRaw {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub requirements: Vec<NodeSelectorRequirement>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub taints: Vec<Taint>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub startup_taints: Vec<Taint>,
     #[serde(deserialize_with = "nullable")]
     pub node_class_ref: Option<NodeClassRef>,
@@ -112,15 +112,15 @@ pub struct NodeClaimSpecRaw {
 #[serde(rename_all = "camelCase", default)]
 pub struct ProvisionerSpecRaw {
     pub weight: Option<Spanned<i64>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub requirements: Vec<NodeSelectorRequirement>,
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
     #[serde(deserialize_with = "nullable")]
     pub annotations: SpannedMap,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub taints: Vec<Taint>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub startup_taints: Vec<Taint>,
     #[serde(deserialize_with = "nullable")]
     pub limits: ProvisionerLimits,
@@ -222,11 +222,11 @@ impl NodePool {
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClass {
     pub ami_family: Option<Spanned<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub ami_selector_terms: Vec<AmiSelectorTerm>,
     #[serde(deserialize_with = "nullable")]
     pub kubelet: Option<Kubelet>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub block_device_mappings: Vec<BlockDeviceMapping>,
     pub instance_store_policy: Option<Spanned<String>>,
 }

@@ -44,7 +44,7 @@ pub struct ClaimRef {
 pub struct PvcSpec {
     pub storage_class_name: Option<Spanned<String>>,
     pub volume_name: Option<Spanned<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub access_modes: Vec<Spanned<String>>,
 }
 
@@ -60,7 +60,7 @@ pub struct StorageClass {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TopologySelectorTerm {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub match_label_expressions: Vec<TopologyLabelRequirement>,
 }
 
@@ -68,6 +68,6 @@ pub struct TopologySelectorTerm {
 #[serde(rename_all = "camelCase")]
 pub struct TopologyLabelRequirement {
     pub key: Spanned<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::de::seq")]
     pub values: Vec<Spanned<Text>>,
 }

@@ -30,29 +30,26 @@ pub struct PodTemplate {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodSpec {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub containers: Vec<Container>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub init_containers: Vec<Container>,
     #[serde(deserialize_with = "nullable")]
     pub node_selector: SpannedMap,
     pub node_name: Option<Spanned<String>>,
     #[serde(deserialize_with = "nullable")]
     pub affinity: Affinity,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub tolerations: Vec<Toleration>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub volumes: Vec<Volume>,
-    pub runtime_class_name: Option<Spanned<String>>,
     #[serde(deserialize_with = "nullable")]
     pub overhead: SpannedMap,
     /// Pod-level resources (Kubernetes 1.32+).
     #[serde(deserialize_with = "nullable")]
     pub resources: Option<Spanned<Resources>>,
-    pub priority_class_name: Option<Spanned<String>>,
-    pub host_network: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -64,8 +61,6 @@ pub struct Container {
     pub resources: Option<Spanned<Resources>>,
     /// `Always` on an init container makes it a sidecar (Kubernetes 1.29+).
     pub restart_policy: Option<Spanned<String>>,
-    #[serde(deserialize_with = "nullable")]
-    pub ports: Vec<ContainerPort>,
     /// Only the variables a rule reads (see `de::READ_ENV`).
     #[serde(deserialize_with = "super::de::env_vars")]
     pub env: Vec<EnvVar>,
@@ -77,13 +72,6 @@ pub struct Container {
 pub struct EnvVar {
     pub name: Option<Spanned<String>>,
     pub value: Option<Spanned<Text>>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ContainerPort {
-    pub host_port: Option<Spanned<i64>>,
-    pub container_port: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -116,7 +104,7 @@ pub struct NodeAffinity {
     pub required: Option<NodeSelector>,
     #[serde(
         rename = "preferredDuringSchedulingIgnoredDuringExecution",
-        deserialize_with = "nullable"
+        deserialize_with = "super::de::seq"
     )]
     pub preferred: Vec<PreferredSchedulingTerm>,
 }
@@ -124,16 +112,16 @@ pub struct NodeAffinity {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelector {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub node_selector_terms: Vec<Spanned<NodeSelectorTerm>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorTerm {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub match_expressions: Vec<NodeSelectorRequirement>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub match_fields: Vec<NodeSelectorRequirement>,
 }
 
@@ -143,7 +131,7 @@ pub struct NodeSelectorTerm {
 pub struct NodeSelectorRequirement {
     pub key: Spanned<String>,
     pub operator: Spanned<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::de::seq")]
     pub values: Vec<Spanned<Text>>,
     /// Karpenter NodePool requirements only.
     pub min_values: Option<Spanned<i64>>,
@@ -161,12 +149,12 @@ pub struct PreferredSchedulingTerm {
 pub struct PodAffinity {
     #[serde(
         rename = "requiredDuringSchedulingIgnoredDuringExecution",
-        deserialize_with = "nullable"
+        deserialize_with = "super::de::seq"
     )]
     pub required: Vec<Spanned<PodAffinityTerm>>,
     #[serde(
         rename = "preferredDuringSchedulingIgnoredDuringExecution",
-        deserialize_with = "nullable"
+        deserialize_with = "super::de::seq"
     )]
     pub preferred: Vec<WeightedPodAffinityTerm>,
 }
@@ -184,7 +172,7 @@ pub struct PodAffinityTerm {
     #[serde(default, deserialize_with = "nullable")]
     pub label_selector: Option<LabelSelector>,
     pub topology_key: Spanned<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::de::seq")]
     pub namespaces: Vec<Spanned<String>>,
     #[serde(default, deserialize_with = "nullable")]
     pub namespace_selector: Option<LabelSelector>,
@@ -195,7 +183,7 @@ pub struct PodAffinityTerm {
 pub struct LabelSelector {
     #[serde(deserialize_with = "nullable")]
     pub match_labels: SpannedMap,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
@@ -204,7 +192,7 @@ pub struct LabelSelector {
 pub struct LabelSelectorRequirement {
     pub key: Spanned<String>,
     pub operator: Spanned<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::de::seq")]
     pub values: Vec<Spanned<Text>>,
 }
 
@@ -215,7 +203,6 @@ pub struct Toleration {
     pub operator: Option<Spanned<String>>,
     pub value: Option<Spanned<Text>>,
     pub effect: Option<Spanned<String>>,
-    pub toleration_seconds: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -229,8 +216,6 @@ pub struct TopologySpreadConstraint {
     pub min_domains: Option<Spanned<i64>>,
     pub node_taints_policy: Option<Spanned<String>>,
     pub node_affinity_policy: Option<Spanned<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub match_label_keys: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -242,7 +227,7 @@ pub struct Volume {
     #[serde(deserialize_with = "nullable")]
     pub aws_elastic_block_store: Option<Spanned<serde::de::IgnoredAny>>,
     #[serde(deserialize_with = "nullable")]
-    pub ephemeral: Option<EphemeralVolume>,
+    pub ephemeral: Option<Box<EphemeralVolume>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -273,12 +258,11 @@ pub struct PvcTemplate {
 #[serde(rename_all = "camelCase", default)]
 pub struct ControllerSpec {
     pub replicas: Option<Spanned<i64>>,
-    pub parallelism: Option<Spanned<i64>>,
     #[serde(deserialize_with = "nullable")]
     pub selector: Option<LabelSelector>,
     #[serde(deserialize_with = "nullable")]
     pub template: Option<Spanned<PodTemplate>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "super::de::seq")]
     pub volume_claim_templates: Vec<PvcTemplate>,
     /// CronJob only: `spec.jobTemplate.spec`.
     #[serde(deserialize_with = "nullable")]
