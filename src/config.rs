@@ -250,7 +250,9 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         )
     })?;
     let raw = raw.unwrap_or_default();
-    let span_of = |s: &Spanned<String>| (s.offset as usize, s.len as usize);
+    fn span_of<T>(s: &Spanned<T>) -> (usize, usize) {
+        (s.offset as usize, s.len as usize)
+    }
     let base = path
         .parent()
         .map(Path::to_path_buf)
@@ -279,7 +281,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
                 Some("use one of off, info, warning, error".into()),
             ));
         };
-        rules.insert(k.value.clone(), level);
+        rules.insert(k.value.to_string(), level);
     }
     let fail_on = match &raw.fail_on {
         None => None,

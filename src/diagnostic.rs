@@ -42,8 +42,8 @@ pub struct ObjectRef {
 impl ObjectRef {
     pub fn of(o: &Object) -> Self {
         ObjectRef {
-            api_version: o.api_version.clone(),
-            kind: o.kind_name.clone(),
+            api_version: o.api_version.to_string(),
+            kind: o.kind_name.to_string(),
             namespace: o.namespace().map(str::to_owned),
             name: o.name().to_owned(),
         }

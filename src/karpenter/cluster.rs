@@ -224,11 +224,15 @@ impl ClusterFacts {
                     .instance_type
                     .iter()
                     .chain(g.instance_types.iter())
-                    .map(|t| t.value.clone())
+                    .map(|t| t.value.to_string())
                     .collect();
                 instance_types.dedup();
                 facts.node_groups.push(NodeGroup {
-                    name: g.name.as_ref().map(|n| n.value.clone()).unwrap_or_default(),
+                    name: g
+                        .name
+                        .as_ref()
+                        .map(|n| n.value.to_string())
+                        .unwrap_or_default(),
                     source,
                     instance_types,
                     count,
@@ -247,7 +251,7 @@ impl ClusterFacts {
                     zones: g
                         .availability_zones
                         .iter()
-                        .map(|z| z.value.clone())
+                        .map(|z| z.value.to_string())
                         .collect(),
                     origin: Some(Origin {
                         object: o.id,
@@ -257,7 +261,7 @@ impl ClusterFacts {
                             .labels
                             .0
                             .iter()
-                            .map(|(k, _)| (k.value.clone(), o.span(k)))
+                            .map(|(k, _)| (k.value.to_string(), o.span(k)))
                             .collect(),
                     }),
                 });
@@ -266,8 +270,12 @@ impl ClusterFacts {
                 for s in &p.selectors {
                     let Some(ns) = &s.namespace else { continue };
                     facts.fargate.push(FargateSelector {
-                        profile: p.name.as_ref().map(|n| n.value.clone()).unwrap_or_default(),
-                        namespace: ns.value.clone(),
+                        profile: p
+                            .name
+                            .as_ref()
+                            .map(|n| n.value.to_string())
+                            .unwrap_or_default(),
+                        namespace: ns.value.to_string(),
                         labels: s
                             .labels
                             .iter()
@@ -326,7 +334,7 @@ impl ClusterFacts {
                         .labels
                         .0
                         .iter()
-                        .map(|(k, _)| (k.value.clone(), o.span(k)))
+                        .map(|(k, _)| (k.value.to_string(), o.span(k)))
                         .collect(),
                 }),
             });

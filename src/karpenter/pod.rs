@@ -58,7 +58,7 @@ pub fn attempts(obj: &Object, spec: &PodSpec) -> Result<Vec<Attempt>, Ignored> {
         check_restricted(obj, &k.value, obj.span(k))?;
         let req = requirement_of(&k.value, "In", &[v.value.as_str()]).map_err(|reason| {
             Ignored::Restricted {
-                key: k.value.clone(),
+                key: k.value.to_string(),
                 span: obj.span(k),
                 reason,
             }
@@ -78,7 +78,7 @@ pub fn attempts(obj: &Object, spec: &PodSpec) -> Result<Vec<Attempt>, Ignored> {
         add_expressions(obj, &term.value.match_expressions, &mut a, true)?;
         if let Some(f) = term.value.match_fields.first() {
             return Err(Ignored::Restricted {
-                key: f.key.value.clone(),
+                key: f.key.value.to_string(),
                 span: obj.span(&f.key),
                 reason: "matchFields in node affinity is not supported by Karpenter".into(),
             });
@@ -146,7 +146,7 @@ fn add_expressions(
         let values: Vec<&str> = e.values.iter().map(|v| v.value.as_str()).collect();
         let req = requirement_of(key, &e.operator.value, &values).map_err(|reason| {
             Ignored::Restricted {
-                key: key.clone(),
+                key: key.to_string(),
                 span: obj.span(&e.key),
                 reason,
             }
@@ -191,12 +191,16 @@ pub fn tolerations(spec: &PodSpec) -> Vec<Toleration> {
                 _ => None,
             };
             Some(Toleration {
-                key: t.key.as_ref().map(|k| k.value.clone()).unwrap_or_default(),
+                key: t
+                    .key
+                    .as_ref()
+                    .map(|k| k.value.to_string())
+                    .unwrap_or_default(),
                 operator,
                 value: t
                     .value
                     .as_ref()
-                    .map(|v| v.value.0.clone())
+                    .map(|v| v.value.0.to_string())
                     .unwrap_or_default(),
                 effect,
             })
@@ -224,9 +228,9 @@ fn container_requests(
         let Ok(q) = Quantity::parse(v.value.as_str()) else {
             continue;
         };
-        out.insert(k.value.clone(), q);
+        out.insert(k.value.to_string(), q);
         let span = obj.span(v);
-        let e = spans.entry(k.value.clone()).or_insert((q, span));
+        let e = spans.entry(k.value.to_string()).or_insert((q, span));
         if q > e.0 {
             *e = (q, span);
         }

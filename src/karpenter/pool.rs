@@ -340,7 +340,7 @@ impl<'a, 'c> Pool<'a, 'c> {
         for (k, v) in &np.limits.0 {
             if let Ok(q) = Quantity::parse(v.value.as_str()) {
                 limits.insert(k.value.clone(), q);
-                limit_spans.insert(k.value.clone(), obj.span(k));
+                limit_spans.insert(k.value.to_string(), obj.span(k));
             }
         }
 

@@ -141,7 +141,7 @@ pub fn claim_volumes<'a>(index: &Index<'a>, obj: &'a Object) -> Vec<ClaimVolume<
                 .metadata
                 .name
                 .as_ref()
-                .map(|n| n.value.clone())
+                .map(|n| n.value.to_string())
                 .unwrap_or_default(),
             pvc: None,
             pv: None,
@@ -173,7 +173,7 @@ pub fn claim_volumes<'a>(index: &Index<'a>, obj: &'a Object) -> Vec<ClaimVolume<
             out.push(ClaimVolume {
                 per_pod: false,
                 span: obj.span(claim),
-                name: claim.value.clone(),
+                name: claim.value.to_string(),
                 pvc,
                 pv,
                 storage_class: pvc_spec.and_then(|s| storage_class(index, s)),
@@ -190,7 +190,11 @@ pub fn claim_volumes<'a>(index: &Index<'a>, obj: &'a Object) -> Vec<ClaimVolume<
                     .as_ref()
                     .map(|n| obj.span(n))
                     .unwrap_or_else(|| obj.name_span()),
-                name: v.name.as_ref().map(|n| n.value.clone()).unwrap_or_default(),
+                name: v
+                    .name
+                    .as_ref()
+                    .map(|n| n.value.to_string())
+                    .unwrap_or_default(),
                 pvc: None,
                 pv: None,
                 storage_class: storage_class(index, &t.spec),

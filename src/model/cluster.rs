@@ -1,7 +1,7 @@
 //! Model stage, cluster objects: LimitRanges, PodDisruptionBudgets and Nodes, the facts
 //! about the cluster that decide defaults, disruption and static capacity.
 
-use super::de::{Spanned, SpannedMap, Text, nullable};
+use super::de::{Spanned, SpannedMap, Str, Text, nullable};
 use super::karpenter::Taint;
 use super::workload::LabelSelector;
 use serde::Deserialize;
@@ -17,7 +17,7 @@ pub struct LimitRangeSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct LimitRangeItem {
     #[serde(rename = "type")]
-    pub type_: Option<Spanned<String>>,
+    pub type_: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub default: SpannedMap,
     #[serde(deserialize_with = "nullable")]
@@ -31,7 +31,7 @@ pub struct PdbSpec {
     pub max_unavailable: Option<Spanned<Text>>,
     #[serde(deserialize_with = "nullable")]
     pub selector: Option<LabelSelector>,
-    pub unhealthy_pod_eviction_policy: Option<Spanned<String>>,
+    pub unhealthy_pod_eviction_policy: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -39,7 +39,7 @@ pub struct PdbSpec {
 pub struct NodeSpec {
     #[serde(deserialize_with = "super::de::seq")]
     pub taints: Vec<Taint>,
-    pub provider_id: Option<Spanned<String>>,
+    pub provider_id: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -63,7 +63,7 @@ pub struct Node {
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlClusterConfig {
     #[serde(deserialize_with = "super::de::seq")]
-    pub availability_zones: Vec<Spanned<String>>,
+    pub availability_zones: Vec<Spanned<Str>>,
     #[serde(deserialize_with = "super::de::seq")]
     pub managed_node_groups: Vec<Spanned<EksctlNodeGroup>>,
     #[serde(deserialize_with = "super::de::seq")]
@@ -75,10 +75,10 @@ pub struct EksctlClusterConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlNodeGroup {
-    pub name: Option<Spanned<String>>,
-    pub instance_type: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
+    pub instance_type: Option<Spanned<Str>>,
     #[serde(deserialize_with = "super::de::seq")]
-    pub instance_types: Vec<Spanned<String>>,
+    pub instance_types: Vec<Spanned<Str>>,
     pub desired_capacity: Option<Spanned<i64>>,
     pub min_size: Option<Spanned<i64>>,
     pub max_size: Option<Spanned<i64>>,
@@ -87,7 +87,7 @@ pub struct EksctlNodeGroup {
     #[serde(deserialize_with = "nullable")]
     pub taints: EksctlTaints,
     #[serde(deserialize_with = "super::de::seq")]
-    pub availability_zones: Vec<Spanned<String>>,
+    pub availability_zones: Vec<Spanned<Str>>,
 }
 
 /// eksctl taints: a list of `{key, value, effect}`, or the older map `key: "value:Effect"`.
@@ -112,12 +112,12 @@ impl<'de> Deserialize<'de> for EksctlTaints {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<EksctlTaints, A::Error> {
                 let mut out = Vec::new();
-                while let Some(k) = m.next_key::<Spanned<String>>()? {
+                while let Some(k) = m.next_key::<Spanned<Str>>()? {
                     let v = m.next_value::<Spanned<Text>>()?;
                     // `value:Effect`, or `:Effect` / `Effect` without a value.
                     let (value, effect) = match v.value.0.rsplit_once(':') {
-                        Some((val, eff)) => (val.to_string(), eff.to_string()),
-                        None => (String::new(), v.value.0.clone()),
+                        Some((val, eff)) => (Str::from(val), Str::from(eff)),
+                        None => (Str::default(), v.value.0.clone()),
                     };
                     out.push(Taint {
                         key: k,
@@ -146,7 +146,7 @@ impl<'de> Deserialize<'de> for EksctlTaints {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlFargateProfile {
-    pub name: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
     #[serde(deserialize_with = "super::de::seq")]
     pub selectors: Vec<EksctlFargateSelector>,
 }
@@ -154,7 +154,7 @@ pub struct EksctlFargateProfile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlFargateSelector {
-    pub namespace: Option<Spanned<String>>,
+    pub namespace: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
 }
@@ -171,6 +171,6 @@ pub struct AutoscalerSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ScaleTargetRef {
-    pub kind: Option<Spanned<String>>,
-    pub name: Option<Spanned<String>>,
+    pub kind: Option<Spanned<Str>>,
+    pub name: Option<Spanned<Str>>,
 }

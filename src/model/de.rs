@@ -36,10 +36,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
     }
 }
 
+/// The model's strings: inline up to 24 bytes (label keys and values, names, quantities),
+/// so most of them cost no allocation of their own.
+pub type Str = compact_str::CompactString;
+
 /// A scalar read as text whatever its YAML type: `cpu: 2`, `cpu: "2"` and `cpu: 2.0` all
 /// become text, as the Kubernetes API server stores quantities and label values.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Text(pub String);
+pub struct Text(pub Str);
 
 impl Text {
     pub fn as_str(&self) -> &str {
@@ -62,34 +66,34 @@ impl<'de> Deserialize<'de> for Text {
                 f.write_str("a string, number or boolean")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-                Ok(Text(v.to_owned()))
+                Ok(Text(Str::from(v)))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Text, E> {
-                Ok(Text(v))
+                Ok(Text(Str::from(v)))
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
+                Ok(Text(compact_str::ToCompactString::to_compact_string(&v)))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
+                Ok(Text(compact_str::ToCompactString::to_compact_string(&v)))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
+                Ok(Text(compact_str::ToCompactString::to_compact_string(&v)))
             }
             fn visit_i128<E: de::Error>(self, v: i128) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
+                Ok(Text(compact_str::ToCompactString::to_compact_string(&v)))
             }
             fn visit_u128<E: de::Error>(self, v: u128) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
+                Ok(Text(compact_str::ToCompactString::to_compact_string(&v)))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
+                Ok(Text(compact_str::ToCompactString::to_compact_string(&v)))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Text, E> {
-                Ok(Text(String::new()))
+                Ok(Text(Str::default()))
             }
             fn visit_none<E: de::Error>(self) -> Result<Text, E> {
-                Ok(Text(String::new()))
+                Ok(Text(Str::default()))
             }
         }
         d.deserialize_any(V)
@@ -99,13 +103,13 @@ impl<'de> Deserialize<'de> for Text {
 /// A string-keyed map that keeps the span of every key and value (labels, nodeSelector,
 /// resource lists), in document order.
 #[derive(Debug, Clone, Default)]
-pub struct SpannedMap(pub Vec<(Spanned<String>, Spanned<Text>)>);
+pub struct SpannedMap(pub Vec<(Spanned<Str>, Spanned<Text>)>);
 
 impl SpannedMap {
     pub fn get(&self, key: &str) -> Option<&Spanned<Text>> {
         self.0.iter().find(|(k, _)| k.value == key).map(|(_, v)| v)
     }
-    pub fn entry(&self, key: &str) -> Option<(&Spanned<String>, &Spanned<Text>)> {
+    pub fn entry(&self, key: &str) -> Option<(&Spanned<Str>, &Spanned<Text>)> {
         self.0
             .iter()
             .find(|(k, _)| k.value == key)
@@ -143,7 +147,7 @@ impl<'de> Visitor<'de> for MapVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<SpannedMap, A::Error> {
         let mut out = Vec::new();
-        while let Some(k) = m.next_key::<Spanned<String>>()? {
+        while let Some(k) = m.next_key::<Spanned<Str>>()? {
             if (self.keep)(&k.value) {
                 let v = m.next_value::<Spanned<Text>>()?;
                 out.push((k, v));

@@ -6,7 +6,7 @@
 //! Mode's `NodeClass` become a [`NodeClass`]. Which generation an object came from stays
 //! visible in [`KarpenterApi`] so rules can speak that version's words.
 
-use super::de::{Spanned, SpannedMap, Text, nullable};
+use super::de::{Spanned, SpannedMap, Str, Text, nullable};
 use super::workload::{NodeSelectorRequirement, TemplateMeta};
 use serde::Deserialize;
 
@@ -20,9 +20,9 @@ pub enum KarpenterApi {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Taint {
-    pub key: Spanned<String>,
+    pub key: Spanned<Str>,
     pub value: Option<Spanned<Text>>,
-    pub effect: Spanned<String>,
+    pub effect: Spanned<Str>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -43,17 +43,17 @@ pub struct Kubelet {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClassRef {
-    pub group: Option<Spanned<String>>,
-    pub kind: Option<Spanned<String>>,
-    pub name: Option<Spanned<String>>,
+    pub group: Option<Spanned<Str>>,
+    pub kind: Option<Spanned<Str>>,
+    pub name: Option<Spanned<Str>>,
     /// v1beta1 spelled the group as an apiVersion.
-    pub api_version: Option<Spanned<String>>,
+    pub api_version: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Disruption {
-    pub consolidation_policy: Option<Spanned<String>>,
+    pub consolidation_policy: Option<Spanned<Str>>,
     pub consolidate_after: Option<Spanned<Text>>,
     pub expire_after: Option<Spanned<Text>>,
     #[serde(deserialize_with = "super::de::seq")]
@@ -64,7 +64,7 @@ pub struct Disruption {
 #[serde(rename_all = "camelCase", default)]
 pub struct Budget {
     pub nodes: Option<Spanned<Text>>,
-    pub schedule: Option<Spanned<String>>,
+    pub schedule: Option<Spanned<Str>>,
     pub duration: Option<Spanned<Text>>,
 }
 
@@ -221,26 +221,26 @@ impl NodePool {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClass {
-    pub ami_family: Option<Spanned<String>>,
+    pub ami_family: Option<Spanned<Str>>,
     #[serde(deserialize_with = "super::de::seq")]
     pub ami_selector_terms: Vec<AmiSelectorTerm>,
     #[serde(deserialize_with = "nullable")]
     pub kubelet: Option<Kubelet>,
     #[serde(deserialize_with = "super::de::seq")]
     pub block_device_mappings: Vec<BlockDeviceMapping>,
-    pub instance_store_policy: Option<Spanned<String>>,
+    pub instance_store_policy: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AmiSelectorTerm {
-    pub alias: Option<Spanned<String>>,
+    pub alias: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct BlockDeviceMapping {
-    pub device_name: Option<Spanned<String>>,
+    pub device_name: Option<Spanned<Str>>,
     pub root_volume: Option<Spanned<bool>>,
     #[serde(deserialize_with = "nullable")]
     pub ebs: Option<BlockDevice>,

@@ -11,7 +11,7 @@ pub mod karpenter;
 pub mod storage;
 pub mod workload;
 
-use de::{Spanned, SpannedMap, nullable};
+use de::{Spanned, SpannedMap, Str, nullable};
 use serde::Deserialize;
 
 /// Byte range in a source file.
@@ -33,9 +33,9 @@ pub type SourceId = usize;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
-    pub name: Option<Spanned<String>>,
-    pub generate_name: Option<Spanned<String>>,
-    pub namespace: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
+    pub generate_name: Option<Spanned<Str>>,
+    pub namespace: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
     #[serde(deserialize_with = "de::annotations")]
@@ -151,12 +151,12 @@ pub struct Object {
     pub doc_offset: usize,
     /// Objects read through `--context` are used for facts but never reported on.
     pub context: bool,
-    pub api_version: String,
+    pub api_version: Str,
     /// The `apiVersion` value.
     pub api_version_span: Span,
     pub kind: Kind,
     /// The `kind:` as written (`Deployment`, `NodePool`, …).
-    pub kind_name: String,
+    pub kind_name: Str,
     pub kind_span: Span,
     pub meta: ObjectMeta,
     pub body: Body,

@@ -1,7 +1,7 @@
 //! Model stage, storage: PersistentVolumes, PersistentVolumeClaims and StorageClasses, as
 //! far as scheduling cares (zones, binding mode, in-tree plugins).
 
-use super::de::{Spanned, SpannedMap, Text, nullable};
+use super::de::{Spanned, SpannedMap, Str, Text, nullable};
 use super::workload::NodeSelector;
 use serde::Deserialize;
 
@@ -12,7 +12,7 @@ pub struct PvSpec {
     pub aws_elastic_block_store: Option<Spanned<serde::de::IgnoredAny>>,
     #[serde(deserialize_with = "nullable")]
     pub csi: Option<CsiSource>,
-    pub storage_class_name: Option<Spanned<String>>,
+    pub storage_class_name: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub node_affinity: Option<VolumeNodeAffinity>,
     #[serde(deserialize_with = "nullable")]
@@ -22,7 +22,7 @@ pub struct PvSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CsiSource {
-    pub driver: Option<Spanned<String>>,
+    pub driver: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -35,24 +35,24 @@ pub struct VolumeNodeAffinity {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ClaimRef {
-    pub name: Option<Spanned<String>>,
-    pub namespace: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
+    pub namespace: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PvcSpec {
-    pub storage_class_name: Option<Spanned<String>>,
-    pub volume_name: Option<Spanned<String>>,
+    pub storage_class_name: Option<Spanned<Str>>,
+    pub volume_name: Option<Spanned<Str>>,
     #[serde(deserialize_with = "super::de::seq")]
-    pub access_modes: Vec<Spanned<String>>,
+    pub access_modes: Vec<Spanned<Str>>,
 }
 
 /// StorageClass keeps its fields at the top level of the object, not under `spec`.
 #[derive(Debug, Clone, Default)]
 pub struct StorageClass {
-    pub provisioner: Option<Spanned<String>>,
-    pub volume_binding_mode: Option<Spanned<String>>,
+    pub provisioner: Option<Spanned<Str>>,
+    pub volume_binding_mode: Option<Spanned<Str>>,
     pub allowed_topologies: Vec<TopologySelectorTerm>,
     pub parameters: SpannedMap,
 }
@@ -67,7 +67,7 @@ pub struct TopologySelectorTerm {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopologyLabelRequirement {
-    pub key: Spanned<String>,
+    pub key: Spanned<Str>,
     #[serde(default, deserialize_with = "super::de::seq")]
     pub values: Vec<Spanned<Text>>,
 }

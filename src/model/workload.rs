@@ -4,7 +4,7 @@
 //! CronJob all carry a pod spec somewhere; rules see one [`Workload`] with the replicas, the
 //! pod template and (for StatefulSets) the volume claim templates.
 
-use super::de::{Spanned, SpannedMap, Text, nullable};
+use super::de::{Spanned, SpannedMap, Str, Text, nullable};
 use super::storage::PvcSpec;
 use serde::Deserialize;
 
@@ -36,7 +36,7 @@ pub struct PodSpec {
     pub init_containers: Vec<Container>,
     #[serde(deserialize_with = "nullable")]
     pub node_selector: SpannedMap,
-    pub node_name: Option<Spanned<String>>,
+    pub node_name: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub affinity: Affinity,
     #[serde(deserialize_with = "super::de::seq")]
@@ -55,12 +55,12 @@ pub struct PodSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Container {
-    pub name: Option<Spanned<String>>,
-    pub image: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
+    pub image: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub resources: Option<Spanned<Resources>>,
     /// `Always` on an init container makes it a sidecar (Kubernetes 1.29+).
-    pub restart_policy: Option<Spanned<String>>,
+    pub restart_policy: Option<Spanned<Str>>,
     /// Only the variables a rule reads (see `de::READ_ENV`).
     #[serde(deserialize_with = "super::de::env_vars")]
     pub env: Vec<EnvVar>,
@@ -70,7 +70,7 @@ pub struct Container {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EnvVar {
-    pub name: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
     pub value: Option<Spanned<Text>>,
 }
 
@@ -129,8 +129,8 @@ pub struct NodeSelectorTerm {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSelectorRequirement {
-    pub key: Spanned<String>,
-    pub operator: Spanned<String>,
+    pub key: Spanned<Str>,
+    pub operator: Spanned<Str>,
     #[serde(default, deserialize_with = "super::de::seq")]
     pub values: Vec<Spanned<Text>>,
     /// Karpenter NodePool requirements only.
@@ -171,9 +171,9 @@ pub struct WeightedPodAffinityTerm {
 pub struct PodAffinityTerm {
     #[serde(default, deserialize_with = "nullable")]
     pub label_selector: Option<LabelSelector>,
-    pub topology_key: Spanned<String>,
+    pub topology_key: Spanned<Str>,
     #[serde(default, deserialize_with = "super::de::seq")]
-    pub namespaces: Vec<Spanned<String>>,
+    pub namespaces: Vec<Spanned<Str>>,
     #[serde(default, deserialize_with = "nullable")]
     pub namespace_selector: Option<LabelSelector>,
 }
@@ -190,8 +190,8 @@ pub struct LabelSelector {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelectorRequirement {
-    pub key: Spanned<String>,
-    pub operator: Spanned<String>,
+    pub key: Spanned<Str>,
+    pub operator: Spanned<Str>,
     #[serde(default, deserialize_with = "super::de::seq")]
     pub values: Vec<Spanned<Text>>,
 }
@@ -199,29 +199,29 @@ pub struct LabelSelectorRequirement {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Toleration {
-    pub key: Option<Spanned<String>>,
-    pub operator: Option<Spanned<String>>,
+    pub key: Option<Spanned<Str>>,
+    pub operator: Option<Spanned<Str>>,
     pub value: Option<Spanned<Text>>,
-    pub effect: Option<Spanned<String>>,
+    pub effect: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopologySpreadConstraint {
     pub max_skew: Option<Spanned<i64>>,
-    pub topology_key: Spanned<String>,
-    pub when_unsatisfiable: Option<Spanned<String>>,
+    pub topology_key: Spanned<Str>,
+    pub when_unsatisfiable: Option<Spanned<Str>>,
     #[serde(default, deserialize_with = "nullable")]
     pub label_selector: Option<LabelSelector>,
     pub min_domains: Option<Spanned<i64>>,
-    pub node_taints_policy: Option<Spanned<String>>,
-    pub node_affinity_policy: Option<Spanned<String>>,
+    pub node_taints_policy: Option<Spanned<Str>>,
+    pub node_affinity_policy: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Volume {
-    pub name: Option<Spanned<String>>,
+    pub name: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub persistent_volume_claim: Option<PvcSource>,
     #[serde(deserialize_with = "nullable")]
@@ -233,7 +233,7 @@ pub struct Volume {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PvcSource {
-    pub claim_name: Option<Spanned<String>>,
+    pub claim_name: Option<Spanned<Str>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -8,6 +8,7 @@
 
 pub mod document;
 
+use crate::model::de::Str;
 use crate::model::{Body, Kind, Object, SourceId, Span};
 use document::{DocRoot, DocSeed, RawDoc};
 use rayon::prelude::*;
@@ -255,10 +256,10 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         source: id,
         doc_offset: offset,
         context,
-        api_version: String::new(),
+        api_version: Str::default(),
         api_version_span: Span::default(),
         kind,
-        kind_name: String::new(),
+        kind_name: Str::default(),
         kind_span: Span::default(),
         meta: doc.meta,
         body,
