@@ -4,53 +4,85 @@
 
 use crate::model::workload::LabelSelector;
 use crate::model::{Kind, Object};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub struct Index<'a> {
     objects: &'a [Object],
     by_kind: BTreeMap<Kind, Vec<usize>>,
+    /// (kind, effective namespace) → objects: per-namespace questions ("the PVC of this
+    /// claim", "the workloads this budget selects") stay linear in the namespace, not the run.
+    by_namespace: HashMap<(Kind, &'a str), Vec<usize>>,
+    workloads: Vec<usize>,
+    workloads_by_namespace: HashMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> Index<'a> {
     pub fn new(objects: &'a [Object]) -> Self {
         let mut by_kind: BTreeMap<Kind, Vec<usize>> = BTreeMap::new();
+        let mut by_namespace: HashMap<(Kind, &'a str), Vec<usize>> = HashMap::new();
+        let mut workloads = Vec::new();
+        let mut workloads_by_namespace: HashMap<&'a str, Vec<usize>> = HashMap::new();
         for (i, o) in objects.iter().enumerate() {
             by_kind.entry(o.kind).or_default().push(i);
+            by_namespace
+                .entry((o.kind, o.effective_namespace()))
+                .or_default()
+                .push(i);
+            if o.kind.is_workload() {
+                workloads.push(i);
+                workloads_by_namespace
+                    .entry(o.effective_namespace())
+                    .or_default()
+                    .push(i);
+            }
         }
-        Index { objects, by_kind }
+        Index {
+            objects,
+            by_kind,
+            by_namespace,
+            workloads,
+            workloads_by_namespace,
+        }
     }
 
     pub fn objects(&self) -> &'a [Object] {
         self.objects
     }
 
-    /// Objects of one kind, in source order.
-    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &'a Object> + '_ {
-        self.by_kind
-            .get(&kind)
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.objects[i])
+    fn at<'s>(&'s self, ids: Option<&'s Vec<usize>>) -> impl Iterator<Item = &'a Object> + 's {
+        ids.into_iter().flatten().map(|&i| &self.objects[i])
     }
 
-    /// Objects of one kind in a namespace (objects without one count as `default`).
+    /// Objects of one kind, in source order.
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &'a Object> + '_ {
+        self.at(self.by_kind.get(&kind))
+    }
+
+    /// Objects of one kind in a namespace (objects without one count as `default`), in
+    /// source order.
     pub fn in_namespace<'s>(
         &'s self,
         kind: Kind,
         ns: &'s str,
     ) -> impl Iterator<Item = &'a Object> + 's {
-        self.of_kind(kind)
-            .filter(move |o| o.effective_namespace() == ns)
+        self.at(self.by_namespace.get(&(kind, ns)))
     }
 
     pub fn get(&self, kind: Kind, ns: Option<&str>, name: &str) -> Option<&'a Object> {
-        self.of_kind(kind)
-            .find(|o| o.name() == name && ns.is_none_or(|ns| o.effective_namespace() == ns))
+        match ns {
+            Some(ns) => self.in_namespace(kind, ns).find(|o| o.name() == name),
+            None => self.of_kind(kind).find(|o| o.name() == name),
+        }
     }
 
     /// Workloads of every kind, in source order.
     pub fn workloads(&self) -> impl Iterator<Item = &'a Object> + '_ {
-        self.objects.iter().filter(|o| o.kind.is_workload())
+        self.workloads.iter().map(|&i| &self.objects[i])
+    }
+
+    /// Workloads of every kind in a namespace, in source order.
+    pub fn workloads_in<'s>(&'s self, ns: &'s str) -> impl Iterator<Item = &'a Object> + 's {
+        self.at(self.workloads_by_namespace.get(ns))
     }
 
     pub fn nodepools(&self) -> impl Iterator<Item = &'a Object> + '_ {

@@ -55,11 +55,12 @@ fn selected<'a>(obj: &Object, pdb: &PdbSpec, cx: &Context<'a, '_>) -> Vec<&'a Ob
         return Vec::new();
     };
     let candidates = |same_file: bool| {
-        cx.index.workloads().filter(move |w| {
-            !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob)
-                && (!same_file || w.source == obj.source)
-                && w.effective_namespace() == obj.effective_namespace()
-        })
+        cx.index
+            .workloads_in(obj.effective_namespace())
+            .filter(move |w| {
+                !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob)
+                    && (!same_file || w.source == obj.source)
+            })
     };
     // A budget written beside its workloads is about those: other files' workloads that
     // happen to share labels (independent examples in one tree) are not considered.
