@@ -127,16 +127,16 @@ impl Kind {
 pub enum Body {
     Workload(Box<workload::Workload>),
     PersistentVolume(Box<storage::PvSpec>),
-    PersistentVolumeClaim(storage::PvcSpec),
+    PersistentVolumeClaim(Box<storage::PvcSpec>),
     StorageClass(Box<storage::StorageClass>),
-    LimitRange(cluster::LimitRangeSpec),
+    LimitRange(Box<cluster::LimitRangeSpec>),
     Namespace,
-    PodDisruptionBudget(cluster::PdbSpec),
+    PodDisruptionBudget(Box<cluster::PdbSpec>),
     Node(Box<cluster::Node>),
     NodePool(Box<karpenter::NodePool>),
     NodeClass(Box<karpenter::NodeClass>),
     ClusterConfig(Box<cluster::EksctlClusterConfig>),
-    Autoscaler(cluster::AutoscalerSpec),
+    Autoscaler(Box<cluster::AutoscalerSpec>),
     /// A kind the model does not type (ConfigMap, CRD, Service, …).
     Other,
 }

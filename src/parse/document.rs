@@ -309,15 +309,17 @@ impl Acc {
             Kind::PersistentVolume => Some(Body::PersistentVolume(Box::new(
                 self.pv.unwrap_or_default(),
             ))),
-            Kind::PersistentVolumeClaim => {
-                Some(Body::PersistentVolumeClaim(self.pvc.unwrap_or_default()))
-            }
+            Kind::PersistentVolumeClaim => Some(Body::PersistentVolumeClaim(Box::new(
+                self.pvc.unwrap_or_default(),
+            ))),
             Kind::StorageClass => Some(Body::StorageClass(Box::new(self.sc))),
-            Kind::LimitRange => Some(Body::LimitRange(self.limit_range.unwrap_or_default())),
+            Kind::LimitRange => Some(Body::LimitRange(Box::new(
+                self.limit_range.unwrap_or_default(),
+            ))),
             Kind::Namespace => Some(Body::Namespace),
-            Kind::PodDisruptionBudget => {
-                Some(Body::PodDisruptionBudget(self.pdb.unwrap_or_default()))
-            }
+            Kind::PodDisruptionBudget => Some(Body::PodDisruptionBudget(Box::new(
+                self.pdb.unwrap_or_default(),
+            ))),
             Kind::Node => Some(Body::Node(Box::new(Node {
                 spec: self.node_spec.unwrap_or_default(),
                 status: self.node_status.unwrap_or_default(),
@@ -340,7 +342,9 @@ impl Acc {
                 Body::NodeClass(Box::new(self.nodeclass.unwrap_or_default())),
             ),
             Kind::ClusterConfig => Some(Body::ClusterConfig(Box::new(self.cluster_config))),
-            Kind::Autoscaler => Some(Body::Autoscaler(self.autoscaler.unwrap_or_default())),
+            Kind::Autoscaler => Some(Body::Autoscaler(Box::new(
+                self.autoscaler.unwrap_or_default(),
+            ))),
             Kind::List | Kind::Other => None,
         }
     }
