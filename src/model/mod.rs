@@ -42,6 +42,24 @@ pub struct ObjectMeta {
     pub annotations: SpannedMap,
 }
 
+impl ObjectMeta {
+    /// Drops the object labels no rule reads, once the kind is known: all of them are read
+    /// on Pods (selected by budgets and pod affinity) and Nodes (static capacity); on
+    /// controllers only `app.kubernetes.io/name` (which names the Karpenter controller);
+    /// on other kinds none. Labels are most of a large tree's model otherwise.
+    pub fn retain_read_labels(&mut self, kind: Kind) {
+        match kind {
+            Kind::Pod | Kind::Node => return,
+            k if k.is_workload() => self
+                .labels
+                .0
+                .retain(|(k, _)| k.value == "app.kubernetes.io/name"),
+            _ => self.labels.0.clear(),
+        }
+        self.labels.0.shrink_to_fit();
+    }
+}
+
 /// The kinds the model types. Everything else is [`Kind::Other`] and is never
 /// deserialized beyond its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

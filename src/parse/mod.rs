@@ -251,6 +251,8 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         Some(body) => (kind, body),
         None => (Kind::Other, Body::Other),
     };
+    let mut meta = doc.meta;
+    meta.retain_read_labels(kind);
     let mut o = Object {
         id: 0,
         source: id,
@@ -261,7 +263,7 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
         kind,
         kind_name: Str::default(),
         kind_span: Span::default(),
-        meta: doc.meta,
+        meta,
         body,
     };
     o.kind_span = o.span(&k);
