@@ -392,7 +392,9 @@ impl<'a, 'c> Pool<'a, 'c> {
             .zip(type_reqs.iter())
             .zip(allocs.iter())
             .filter_map(|((it, treqs), alloc)| {
-                reqs.intersects(treqs).ok()?;
+                if !reqs.intersects_ok(treqs) {
+                    return None;
+                }
                 Some(PoolType {
                     it,
                     requirements: treqs.clone(),

@@ -175,10 +175,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     // DaemonSets run where they tolerate the taints (startup taints ignored)
                     // and their requirements fit the template (§6.4).
                     if tolerates_all(&ds.tolerations, &pool.taints).is_some()
-                        || pool
+                        || !pool
                             .requirements
-                            .compatible_with(&ds.attempt.requirements, pool.flavor)
-                            .is_err()
+                            .compatible_with_ok(&ds.attempt.requirements, pool.flavor)
                     {
                         continue;
                     }
@@ -207,7 +206,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         let mut total = o.always.clone();
         for (reqs, requests) in &o.by_type {
-            if type_reqs.intersects(reqs).is_ok() {
+            if type_reqs.intersects_ok(reqs) {
                 total.add(requests);
             }
         }
@@ -385,7 +384,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let mut largest: Option<(&super::pool::PoolType, ResourceList)> = None;
         let pod_reqs = &attempt.requirements;
         for t in &pool.types {
-            if !pod_reqs.is_empty() && t.requirements.intersects(pod_reqs).is_err() {
+            if !pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs) {
                 continue;
             }
             met_requirements += 1;

@@ -146,11 +146,9 @@ impl Reach {
         let mut compatible = Vec::new();
         let mut tolerated = Vec::new();
         for (i, p) in sim.pools.iter().enumerate() {
-            let ok = attempts.iter().any(|a| {
-                p.requirements
-                    .compatible_with(&a.requirements, p.flavor)
-                    .is_ok()
-            });
+            let ok = attempts
+                .iter()
+                .any(|a| p.requirements.compatible_with_ok(&a.requirements, p.flavor));
             if !ok {
                 continue;
             }
