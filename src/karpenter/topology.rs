@@ -70,14 +70,14 @@ pub fn pool_domains(pool: &super::pool::Pool, key: &str, pod_req: Option<&Requir
         d.open = true;
         return d;
     }
-    let type_label = pool.types.first().is_some_and(|t| t.requirements.has(key));
+    let type_label = pool.types().next().is_some_and(|t| t.requirements.has(key));
     let req = pool.requirements.get(key);
     match req {
         Some(r) if !r.is_complement() => {
             d.values = r.values().iter().cloned().collect();
         }
         _ if type_label => {
-            for t in &pool.types {
+            for t in pool.types() {
                 if let Some(v) = t.requirements.get(key).and_then(Requirement::any)
                     && req.is_none_or(|r| r.has(&v))
                 {
