@@ -62,8 +62,7 @@ impl Rule for UnsatisfiablePodAffinity {
             };
             let karpenter = format!("unsatisfiable topology constraint for {kind}, key={key}");
             let key_span = obj.span(&t.topology_key);
-            if key != topology::LABEL_HOSTNAME
-                && topology::all_domains(sim, cx.index, key).is_empty_for_sure()
+            if key != topology::LABEL_HOSTNAME && topology::no_domains_for_sure(sim, cx.index, key)
             {
                 out.push(
                     Finding::new(

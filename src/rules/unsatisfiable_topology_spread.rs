@@ -53,8 +53,7 @@ impl Rule for UnsatisfiableTopologySpread {
             };
             let karpenter =
                 format!("unsatisfiable topology constraint for topology spread, key={key}");
-            let all = topology::all_domains(sim, cx.index, key);
-            if all.is_empty_for_sure() {
+            if topology::no_domains_for_sure(sim, cx.index, key) {
                 let mut f = Finding::new(
                     ID,
                     Severity::Error,
