@@ -11,7 +11,7 @@ use crate::index::Index;
 use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
 use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 /// Instance-type requirements depend only on the label flavour and on whether the AMI family
@@ -19,12 +19,20 @@ use std::sync::{Arc, OnceLock};
 /// every NodePool.
 #[derive(Default)]
 pub struct TypeRequirementCache {
-    cells: BTreeMap<(bool, bool), Arc<Vec<Requirements>>>,
+    cells: BTreeMap<(bool, bool), Arc<TypeTable>>,
     /// Allocatable per instance type, per distinct (kubelet, AMI family, root volume).
     allocatable: BTreeMap<String, Arc<AllocatableTable>>,
     /// Per instance type, its extended resources as first computed: shared by every
     /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
     extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
+}
+
+/// The requirements of every catalog type, and every key they mention: a NodePool
+/// requirement on any other key cannot rule a type out.
+#[derive(Debug)]
+pub struct TypeTable {
+    requirements: Vec<Requirements>,
+    keys: BTreeSet<String>,
 }
 
 /// The allocatable of every catalog type under one (kubelet, AMI family, root volume),
@@ -93,22 +101,21 @@ impl Allocatable {
 }
 
 impl TypeRequirementCache {
-    fn get(
-        &mut self,
-        catalog: &Catalog,
-        flavor: LabelFlavor,
-        family: AmiFamily,
-    ) -> Arc<Vec<Requirements>> {
+    fn get(&mut self, catalog: &Catalog, flavor: LabelFlavor, family: AmiFamily) -> Arc<TypeTable> {
         let key = (flavor == LabelFlavor::EksAutoMode, family.is_windows());
         self.cells
             .entry(key)
             .or_insert_with(|| {
-                Arc::new(
-                    catalog
-                        .iter()
-                        .map(|it| type_requirements(it, family.os_label(&it.arch), flavor))
-                        .collect(),
-                )
+                let requirements: Vec<Requirements> = catalog
+                    .iter()
+                    .map(|it| type_requirements(it, family.os_label(&it.arch), flavor))
+                    .collect();
+                let keys = requirements
+                    .iter()
+                    .flat_map(|r| r.keys())
+                    .map(str::to_owned)
+                    .collect();
+                Arc::new(TypeTable { requirements, keys })
             })
             .clone()
     }
@@ -175,7 +182,7 @@ pub struct Pool<'a, 'c> {
     type_ids: Vec<usize>,
     catalog: &'c [InstanceType],
     /// Requirements of every catalog type, shared by pools of the same label flavour.
-    type_requirements: Arc<Vec<Requirements>>,
+    type_requirements: Arc<TypeTable>,
     /// Allocatable of every catalog type, shared by pools of the same node configuration.
     allocatable: Arc<AllocatableTable>,
     /// Whether the node class (kubelet, AMI family, root volume) was found; when not,
@@ -421,10 +428,17 @@ impl<'a, 'c> Pool<'a, 'c> {
                 c.allocatable(catalog, &kubelet, family, root_volume),
             )
         };
+        // Only requirements on keys some type carries can conflict with a type's.
+        let on_type_keys: Requirements = reqs
+            .iter()
+            .filter(|r| type_reqs.keys.contains(r.key()))
+            .cloned()
+            .collect();
         let type_ids = type_reqs
+            .requirements
             .iter()
             .enumerate()
-            .filter(|(_, treqs)| reqs.intersects_ok(treqs))
+            .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
             .map(|(i, _)| i)
             .collect();
         Pool {
@@ -451,7 +465,7 @@ impl<'a, 'c> Pool<'a, 'c> {
     pub fn types(&self) -> impl ExactSizeIterator<Item = PoolType<'_, 'c>> + Clone + '_ {
         self.type_ids.iter().map(|&i| PoolType {
             it: &self.catalog[i],
-            requirements: &self.type_requirements[i],
+            requirements: &self.type_requirements.requirements[i],
             index: i,
             table: &self.allocatable,
         })
