@@ -253,20 +253,31 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
 /// CPU-only types). Zone and capacity type depend on offerings karplint cannot see and stay
 /// unconstrained.
 pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavor) -> Requirements {
+    // (`karpenter.k8s.aws/instance-X`, `eks.amazonaws.com/instance-X`) per suffix, spelled
+    // once per run rather than once per type.
+    static KEYS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let keys = KEYS.get_or_init(|| {
+        requirements::AWS_INSTANCE_LABEL_SUFFIXES
+            .iter()
+            .map(|s| {
+                (
+                    format!("karpenter.k8s.aws/instance-{s}"),
+                    format!("eks.amazonaws.com/instance-{s}"),
+                )
+            })
+            .collect()
+    });
     let mut reqs = Requirements::new();
-    for suffix in requirements::AWS_INSTANCE_LABEL_SUFFIXES {
-        let key = format!("karpenter.k8s.aws/instance-{suffix}");
-        let value = it.label(&key);
-        let keys = match flavor {
-            LabelFlavor::EksAutoMode => {
-                vec![key.clone(), format!("eks.amazonaws.com/instance-{suffix}")]
-            }
-            LabelFlavor::KarpenterAws => vec![key.clone()],
+    for (key, eks_key) in keys {
+        let value = it.label(key);
+        let spellings = match flavor {
+            LabelFlavor::EksAutoMode => &[key, eks_key][..],
+            LabelFlavor::KarpenterAws => &[key][..],
         };
-        for k in keys {
+        for k in spellings {
             match value {
-                Some(v) => reqs.add(Requirement::in_values(&k, [v])),
-                None => reqs.add(Requirement::does_not_exist(&k)),
+                Some(v) => reqs.add(Requirement::in_values(k, [v])),
+                None => reqs.add(Requirement::does_not_exist(k)),
             }
         }
     }
