@@ -318,6 +318,11 @@ impl Catalog {
         self.types.iter()
     }
 
+    /// All types, in table order, indexable by position.
+    pub fn as_slice(&self) -> &[InstanceType] {
+        &self.types
+    }
+
     /// Number of types.
     pub fn len(&self) -> usize {
         self.types.len()

@@ -11,20 +11,64 @@ use crate::index::Index;
 use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
 use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 
 /// Instance-type requirements depend only on the label flavour and on whether the AMI family
 /// is Windows (which changes `kubernetes.io/os`): built once per combination and shared by
 /// every NodePool.
 #[derive(Default)]
 pub struct TypeRequirementCache {
-    cells: BTreeMap<(bool, bool), Arc<Vec<Arc<Requirements>>>>,
+    cells: BTreeMap<(bool, bool), Arc<TypeTable>>,
     /// Allocatable per instance type, per distinct (kubelet, AMI family, root volume).
-    allocatable: BTreeMap<String, Arc<Vec<Allocatable>>>,
-    /// Per instance type, its extended resources as last seen: shared by every
-    /// [`Allocatable`] that has the same ones (they do not depend on kubelet settings).
-    extended: Vec<Option<Arc<ResourceList>>>,
+    allocatable: BTreeMap<String, Arc<AllocatableTable>>,
+    /// Per instance type, its extended resources as first computed: shared by every
+    /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
+    extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
+}
+
+/// The requirements of every catalog type, and every key they mention: a NodePool
+/// requirement on any other key cannot rule a type out.
+#[derive(Debug)]
+pub struct TypeTable {
+    requirements: Vec<Requirements>,
+    keys: BTreeSet<String>,
+}
+
+/// The allocatable of every catalog type under one (kubelet, AMI family, root volume),
+/// each computed the first time something reads it: a NodePool restricted to a few
+/// families never pays for the other types, and most lint runs stop at the first type
+/// that fits.
+#[derive(Debug)]
+pub struct AllocatableTable {
+    kubelet: KubeletConfig,
+    family: AmiFamily,
+    root: Option<Quantity>,
+    cells: Vec<OnceLock<Allocatable>>,
+    extended: Arc<Vec<OnceLock<Arc<ResourceList>>>>,
+}
+
+impl AllocatableTable {
+    /// The allocatable of catalog type `i` (`it`).
+    fn get(&self, i: usize, it: &InstanceType) -> &Allocatable {
+        self.cells[i].get_or_init(|| {
+            let mut full = allocatable::allocatable_with_root_volume(
+                it,
+                &self.kubelet,
+                self.family,
+                allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+                self.root,
+            );
+            let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
+            let first = self.extended[i].get_or_init(|| Arc::new(full.clone()));
+            let extended = if **first == full {
+                first.clone()
+            } else {
+                Arc::new(full)
+            };
+            Allocatable { core, extended }
+        })
+    }
 }
 
 /// The resources a node has for pods, compact: the four core resources inline and the
@@ -57,24 +101,21 @@ impl Allocatable {
 }
 
 impl TypeRequirementCache {
-    fn get(
-        &mut self,
-        catalog: &Catalog,
-        flavor: LabelFlavor,
-        family: AmiFamily,
-    ) -> Arc<Vec<Arc<Requirements>>> {
+    fn get(&mut self, catalog: &Catalog, flavor: LabelFlavor, family: AmiFamily) -> Arc<TypeTable> {
         let key = (flavor == LabelFlavor::EksAutoMode, family.is_windows());
         self.cells
             .entry(key)
             .or_insert_with(|| {
-                Arc::new(
-                    catalog
-                        .iter()
-                        .map(|it| {
-                            Arc::new(type_requirements(it, family.os_label(&it.arch), flavor))
-                        })
-                        .collect(),
-                )
+                let requirements: Vec<Requirements> = catalog
+                    .iter()
+                    .map(|it| type_requirements(it, family.os_label(&it.arch), flavor))
+                    .collect();
+                let keys = requirements
+                    .iter()
+                    .flat_map(|r| r.keys())
+                    .map(str::to_owned)
+                    .collect();
+                Arc::new(TypeTable { requirements, keys })
             })
             .clone()
     }
@@ -85,48 +126,43 @@ impl TypeRequirementCache {
         kubelet: &KubeletConfig,
         family: AmiFamily,
         root: Option<Quantity>,
-    ) -> Arc<Vec<Allocatable>> {
+    ) -> Arc<AllocatableTable> {
         let key = format!("{kubelet:?}|{family:?}|{root:?}");
         if let Some(hit) = self.allocatable.get(&key) {
             return hit.clone();
         }
-        self.extended.resize(catalog.len(), None);
-        let list: Vec<Allocatable> = catalog
-            .iter()
-            .enumerate()
-            .map(|(i, it)| {
-                let mut full = allocatable::allocatable_with_root_volume(
-                    it,
-                    kubelet,
-                    family,
-                    allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
-                    root,
-                );
-                let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
-                let extended = match &self.extended[i] {
-                    Some(shared) if **shared == full => shared.clone(),
-                    _ => {
-                        let shared = Arc::new(full);
-                        self.extended[i] = Some(shared.clone());
-                        shared
-                    }
-                };
-                Allocatable { core, extended }
-            })
-            .collect();
-        let list = Arc::new(list);
-        self.allocatable.insert(key, list.clone());
-        list
+        let extended = self
+            .extended
+            .get_or_insert_with(|| Arc::new(catalog.iter().map(|_| OnceLock::new()).collect()))
+            .clone();
+        let table = Arc::new(AllocatableTable {
+            kubelet: kubelet.clone(),
+            family,
+            root,
+            cells: catalog.iter().map(|_| OnceLock::new()).collect(),
+            extended,
+        });
+        self.allocatable.insert(key, table.clone());
+        table
     }
 }
 
 /// An instance type a pool may launch, with the requirements it satisfies and what a pod
-/// can use of it.
-#[derive(Debug, Clone)]
-pub struct PoolType<'c> {
+/// can use of it: a view into the pool's shared tables (see [`Pool::types`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PoolType<'p, 'c> {
     pub it: &'c InstanceType,
-    pub requirements: Arc<Requirements>,
-    pub allocatable: Allocatable,
+    pub requirements: &'p Requirements,
+    /// Index into the catalog and the pool's tables.
+    index: usize,
+    table: &'p AllocatableTable,
+}
+
+impl<'p> PoolType<'p, '_> {
+    /// What a pod can use of the type, computed on first use.
+    pub fn allocatable(&self) -> &'p Allocatable {
+        self.table.get(self.index, self.it)
+    }
 }
 
 #[derive(Debug)]
@@ -142,8 +178,13 @@ pub struct Pool<'a, 'c> {
     pub taints: Vec<(Taint, Span)>,
     pub limits: ResourceList,
     pub limit_spans: BTreeMap<String, Span>,
-    /// Instance types the NodePool requirements allow.
-    pub types: Vec<PoolType<'c>>,
+    /// Catalog indices of the instance types the NodePool requirements allow.
+    type_ids: Vec<usize>,
+    catalog: &'c [InstanceType],
+    /// Requirements of every catalog type, shared by pools of the same label flavour.
+    type_requirements: Arc<TypeTable>,
+    /// Allocatable of every catalog type, shared by pools of the same node configuration.
+    allocatable: Arc<AllocatableTable>,
     /// Whether the node class (kubelet, AMI family, root volume) was found; when not,
     /// defaults are assumed and ephemeral-storage is not checked.
     pub node_class_known: bool,
@@ -212,20 +253,31 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
 /// CPU-only types). Zone and capacity type depend on offerings karplint cannot see and stay
 /// unconstrained.
 pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavor) -> Requirements {
+    // (`karpenter.k8s.aws/instance-X`, `eks.amazonaws.com/instance-X`) per suffix, spelled
+    // once per run rather than once per type.
+    static KEYS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let keys = KEYS.get_or_init(|| {
+        requirements::AWS_INSTANCE_LABEL_SUFFIXES
+            .iter()
+            .map(|s| {
+                (
+                    format!("karpenter.k8s.aws/instance-{s}"),
+                    format!("eks.amazonaws.com/instance-{s}"),
+                )
+            })
+            .collect()
+    });
     let mut reqs = Requirements::new();
-    for suffix in requirements::AWS_INSTANCE_LABEL_SUFFIXES {
-        let key = format!("karpenter.k8s.aws/instance-{suffix}");
-        let value = it.label(&key);
-        let keys = match flavor {
-            LabelFlavor::EksAutoMode => {
-                vec![key.clone(), format!("eks.amazonaws.com/instance-{suffix}")]
-            }
-            LabelFlavor::KarpenterAws => vec![key.clone()],
+    for (key, eks_key) in keys {
+        let value = it.label(key);
+        let spellings = match flavor {
+            LabelFlavor::EksAutoMode => &[key, eks_key][..],
+            LabelFlavor::KarpenterAws => &[key][..],
         };
-        for k in keys {
+        for k in spellings {
             match value {
-                Some(v) => reqs.add(Requirement::in_values(&k, [v])),
-                None => reqs.add(Requirement::does_not_exist(&k)),
+                Some(v) => reqs.add(Requirement::in_values(k, [v])),
+                None => reqs.add(Requirement::does_not_exist(k)),
             }
         }
     }
@@ -387,18 +439,18 @@ impl<'a, 'c> Pool<'a, 'c> {
                 c.allocatable(catalog, &kubelet, family, root_volume),
             )
         };
-        let types = catalog
+        // Only requirements on keys some type carries can conflict with a type's.
+        let on_type_keys: Requirements = reqs
             .iter()
-            .zip(type_reqs.iter())
-            .zip(allocs.iter())
-            .filter_map(|((it, treqs), alloc)| {
-                reqs.intersects(treqs).ok()?;
-                Some(PoolType {
-                    it,
-                    requirements: treqs.clone(),
-                    allocatable: alloc.clone(),
-                })
-            })
+            .filter(|r| type_reqs.keys.contains(r.key()))
+            .cloned()
+            .collect();
+        let type_ids = type_reqs
+            .requirements
+            .iter()
+            .enumerate()
+            .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
+            .map(|(i, _)| i)
             .collect();
         Pool {
             obj,
@@ -411,10 +463,23 @@ impl<'a, 'c> Pool<'a, 'c> {
             taints,
             limits,
             limit_spans,
-            types,
+            type_ids,
+            catalog: catalog.as_slice(),
+            type_requirements: type_reqs,
+            allocatable: allocs,
             node_class_known: nc.is_some(),
             family,
         }
+    }
+
+    /// Instance types the NodePool requirements allow, in catalog order.
+    pub fn types(&self) -> impl ExactSizeIterator<Item = PoolType<'_, 'c>> + Clone + '_ {
+        self.type_ids.iter().map(|&i| PoolType {
+            it: &self.catalog[i],
+            requirements: &self.type_requirements.requirements[i],
+            index: i,
+            table: &self.allocatable,
+        })
     }
 
     /// The NodePool requirement or template label that defines `key`, else the pool's name.

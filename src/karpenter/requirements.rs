@@ -922,6 +922,29 @@ impl Requirements {
         }
     }
 
+    /// `self.intersects(pod).is_ok()`, without building the error: for filters that only
+    /// need the answer (instance types, DaemonSets, reachable pools).
+    pub fn intersects_ok(&self, pod: &Requirements) -> bool {
+        // Walk the smaller map and look keys up in the larger; the answer does not depend on
+        // which key conflicts first.
+        let conflict = |node: &Requirement, incoming: &Requirement| {
+            node.intersection_is_empty(incoming) && !(lenient(incoming) && lenient(node))
+        };
+        if self.by_key.len() <= pod.by_key.len() {
+            !self.by_key.iter().any(|(key, node)| {
+                pod.by_key
+                    .get(key)
+                    .is_some_and(|incoming| conflict(node, incoming))
+            })
+        } else {
+            !pod.by_key.iter().any(|(key, incoming)| {
+                self.by_key
+                    .get(key)
+                    .is_some_and(|node| conflict(node, incoming))
+            })
+        }
+    }
+
     fn conflicts<'a>(
         &'a self,
         pod: &'a Requirements,
@@ -931,8 +954,6 @@ impl Requirements {
             if !node.intersection_is_empty(incoming) {
                 return None;
             }
-            let lenient =
-                |r: &Requirement| matches!(r.operator(), Operator::NotIn | Operator::DoesNotExist);
             if lenient(incoming) && lenient(node) {
                 return None;
             }
@@ -967,6 +988,14 @@ impl Requirements {
         }
     }
 
+    /// `self.compatible_with(pod, flavor).is_ok()`, without building the error.
+    pub fn compatible_with_ok(&self, pod: &Requirements, flavor: LabelFlavor) -> bool {
+        let undefined = pod.by_key.iter().any(|(key, req)| {
+            !lenient(req) && !self.by_key.contains_key(key.as_str()) && !flavor.is_well_known(key)
+        });
+        !undefined && self.intersects_ok(pod)
+    }
+
     /// Every reason `pod` does not fit (undefined custom keys first, then conflicts, each
     /// sorted by key) — what Karpenter ≤ v1.0 multierr-joined, and what a linter wants to
     /// report all at once.
@@ -981,7 +1010,7 @@ impl Requirements {
             .filter(|(key, req)| {
                 !flavor.is_well_known(key)
                     && !self.by_key.contains_key(key.as_str())
-                    && !matches!(req.operator(), Operator::NotIn | Operator::DoesNotExist)
+                    && !lenient(req)
             })
             .map(|(key, _)| IncompatibleError::UndefinedLabel {
                 key: key.clone(),
@@ -1006,6 +1035,12 @@ impl Requirements {
             .or_else(|| self.keys().find(|known| matches(known)))
             .map(str::to_owned)
     }
+}
+
+/// Requirements reading as `NotIn`/`DoesNotExist`: two of them never conflict, and a pod's
+/// on a key the template does not define is no error.
+fn lenient(r: &Requirement) -> bool {
+    matches!(r.operator(), Operator::NotIn | Operator::DoesNotExist)
 }
 
 impl FromIterator<Requirement> for Requirements {

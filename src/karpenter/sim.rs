@@ -175,10 +175,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     // DaemonSets run where they tolerate the taints (startup taints ignored)
                     // and their requirements fit the template (§6.4).
                     if tolerates_all(&ds.tolerations, &pool.taints).is_some()
-                        || pool
+                        || !pool
                             .requirements
-                            .compatible_with(&ds.attempt.requirements, pool.flavor)
-                            .is_err()
+                            .compatible_with_ok(&ds.attempt.requirements, pool.flavor)
                     {
                         continue;
                     }
@@ -207,7 +206,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         let mut total = o.always.clone();
         for (reqs, requests) in &o.by_type {
-            if type_reqs.intersects(reqs).is_ok() {
+            if type_reqs.intersects_ok(reqs) {
                 total.add(requests);
             }
         }
@@ -381,30 +380,30 @@ impl<'a, 'c> Simulator<'a, 'c> {
             needed.remove("ephemeral-storage");
         }
         let mut met_requirements = 0usize;
-        let mut fitting: Vec<&super::pool::PoolType> = Vec::new();
-        let mut largest: Option<(&super::pool::PoolType, ResourceList)> = None;
+        let mut fitting: Vec<super::pool::PoolType> = Vec::new();
+        let mut largest: Option<(super::pool::PoolType, ResourceList)> = None;
         let pod_reqs = &attempt.requirements;
-        for t in &pool.types {
-            if !pod_reqs.is_empty() && t.requirements.intersects(pod_reqs).is_err() {
+        for t in pool.types() {
+            if !pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs) {
                 continue;
             }
             met_requirements += 1;
-            let overhead = self.daemon_overhead(i, &t.requirements);
-            if fits_with(&needed, &overhead, &t.allocatable) {
+            let overhead = self.daemon_overhead(i, t.requirements);
+            if fits_with(&needed, &overhead, t.allocatable()) {
                 fitting.push(t);
                 // One type that fits within the limits settles the verdict; only `plan`
                 // wants every fitting type counted.
-                if !exhaustive && within_limits(pool, t) {
+                if !exhaustive && within_limits(pool, &t) {
                     break;
                 }
             } else {
                 let bigger = largest.as_ref().is_none_or(|(l, _)| {
                     (
-                        t.allocatable.get_or_zero("cpu"),
-                        t.allocatable.get_or_zero("memory"),
+                        t.allocatable().get_or_zero("cpu"),
+                        t.allocatable().get_or_zero("memory"),
                     ) > (
-                        l.allocatable.get_or_zero("cpu"),
-                        l.allocatable.get_or_zero("memory"),
+                        l.allocatable().get_or_zero("cpu"),
+                        l.allocatable().get_or_zero("memory"),
                     )
                 });
                 if bigger {
@@ -438,7 +437,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             let mut with = needed.clone();
             with.add(&overhead);
             let short = with
-                .fits(&t.allocatable.to_list())
+                .fits(&t.allocatable().to_list())
                 .err()
                 .unwrap_or_default();
             let resource = short
@@ -458,7 +457,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             {
                 reason.push_str(" (CPU request >= 1 Million, m vs M typo?)");
             }
-            let alloc = t.allocatable.get_or_zero(&resource);
+            let alloc = t.allocatable().get_or_zero(&resource);
             let daemon = overhead.get_or_zero(&resource);
             let help = if !known_resource(&resource) {
                 format!(

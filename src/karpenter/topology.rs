@@ -17,6 +17,7 @@ use crate::model::de::SpannedMap;
 use crate::model::workload::PodSpec;
 use crate::model::workload::{LabelSelector, PodAffinityTerm};
 use crate::model::{Kind, Object};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// The values a topology key can take.
@@ -70,28 +71,51 @@ pub fn pool_domains(pool: &super::pool::Pool, key: &str, pod_req: Option<&Requir
         d.open = true;
         return d;
     }
-    let type_label = pool.types.first().is_some_and(|t| t.requirements.has(key));
+    let mut values = BTreeSet::new();
+    d.open = add_pool_domains(pool, key, &mut values);
+    d.values = values.into_iter().map(Cow::into_owned).collect();
+    narrow(d, pod_req)
+}
+
+/// The values one NodePool offers for `key` (normalised, not the hostname), added to
+/// `values` without copying those the pool's requirements hold; whether more may exist.
+/// [`pool_domains`] before narrowing, for unions over many pools.
+fn add_pool_domains<'p>(
+    pool: &'p super::pool::Pool,
+    key: &str,
+    values: &mut BTreeSet<Cow<'p, str>>,
+) -> bool {
+    let type_label = pool.types().next().is_some_and(|t| t.requirements.has(key));
     let req = pool.requirements.get(key);
     match req {
         Some(r) if !r.is_complement() => {
-            d.values = r.values().iter().cloned().collect();
+            values.extend(r.values().iter().map(|v| Cow::Borrowed(v.as_str())));
         }
         _ if type_label => {
-            for t in &pool.types {
-                if let Some(v) = t.requirements.get(key).and_then(Requirement::any)
+            for t in pool.types() {
+                // An instance type's requirement is a finite set (or `DoesNotExist`): its
+                // smallest member is what `Requirement::any` picks.
+                let v = match t.requirements.get(key) {
+                    Some(tr) if !tr.is_complement() => {
+                        tr.values().first().map(|v| Cow::Borrowed(v.as_str()))
+                    }
+                    Some(tr) => tr.any().map(Cow::Owned),
+                    None => None,
+                };
+                if let Some(v) = v
                     && req.is_none_or(|r| r.has(&v))
                 {
-                    d.values.insert(v);
+                    values.insert(v);
                 }
             }
         }
         // `Exists`/`NotIn` on a zone, or a custom key the pool declares open-ended: values
         // come from subnets, offerings or the pod itself.
-        Some(_) => d.open = true,
-        None if from_outside(key) => d.open = true,
+        Some(_) => return true,
+        None if from_outside(key) => return true,
         None => {}
     }
-    narrow(d, pod_req)
+    false
 }
 
 fn narrow(mut d: Domains, pod_req: Option<&Requirement>) -> Domains {
@@ -122,9 +146,39 @@ pub fn node_domains(index: &Index, key: &str) -> Domains {
 pub fn all_domains(sim: &Simulator, index: &Index, key: &str) -> Domains {
     let key = normalize_key(key);
     let mut d = node_domains(index, key);
-    for p in &sim.pools {
-        d.merge(pool_domains(p, key, None));
+    let all: Vec<usize> = (0..sim.pools.len()).collect();
+    d.merge(union_of_pools(sim, key, &all));
+    d
+}
+
+/// `all_domains(sim, index, key).is_empty_for_sure()`, stopping at the first NodePool that
+/// offers a value or leaves the key open.
+pub fn no_domains_for_sure(sim: &Simulator, index: &Index, key: &str) -> bool {
+    let key = normalize_key(key);
+    if !node_domains(index, key).values.is_empty() {
+        return false;
     }
+    if key == LABEL_HOSTNAME {
+        return sim.pools.is_empty();
+    }
+    let mut values = BTreeSet::new();
+    sim.pools
+        .iter()
+        .all(|p| !add_pool_domains(p, key, &mut values) && values.is_empty())
+}
+
+/// The union of [`pool_domains`] over `pools`, unnarrowed, copying each value once.
+fn union_of_pools(sim: &Simulator, key: &str, pools: &[usize]) -> Domains {
+    let mut d = Domains::default();
+    if key == LABEL_HOSTNAME {
+        d.open = !pools.is_empty();
+        return d;
+    }
+    let mut values = BTreeSet::new();
+    for &i in pools {
+        d.open |= add_pool_domains(&sim.pools[i], key, &mut values);
+    }
+    d.values = values.into_iter().map(Cow::into_owned).collect();
     d
 }
 
@@ -146,11 +200,9 @@ impl Reach {
         let mut compatible = Vec::new();
         let mut tolerated = Vec::new();
         for (i, p) in sim.pools.iter().enumerate() {
-            let ok = attempts.iter().any(|a| {
-                p.requirements
-                    .compatible_with(&a.requirements, p.flavor)
-                    .is_ok()
-            });
+            let ok = attempts
+                .iter()
+                .any(|a| p.requirements.compatible_with_ok(&a.requirements, p.flavor));
             if !ok {
                 continue;
             }
@@ -196,9 +248,14 @@ impl Reach {
         let pod_req = self.strict.get(key).filter(|_| honor_affinity);
         let mut d = narrow(node_domains(index, key), pod_req);
         // Static nodes only widen the set; they are never the pod's reason to wait.
-        for &i in pools {
-            d.merge(pool_domains(&sim.pools[i], key, pod_req));
-        }
+        // Narrowing the union is narrowing each pool's domains and taking their union; the
+        // hostname alone is never narrowed for a pool.
+        let pools = union_of_pools(sim, key, pools);
+        d.merge(if key == LABEL_HOSTNAME {
+            pools
+        } else {
+            narrow(pools, pod_req)
+        });
         d
     }
 }

@@ -32,8 +32,10 @@ use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::ClusterFacts;
 use crate::karpenter::sim::{Simulator, Verdict};
+use crate::karpenter::topology::Reach;
 use crate::model::Object;
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// What every rule can see.
 pub struct Context<'a, 'c> {
@@ -45,6 +47,9 @@ pub struct Context<'a, 'c> {
     /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
     pub cluster: ClusterFacts,
     pub catalog: &'c Catalog,
+    /// Per object id, how its pod template relates to each NodePool: computed on first use
+    /// and shared by the topology, affinity and volume rules.
+    reaches: Vec<OnceLock<Option<Reach>>>,
 }
 
 impl<'a, 'c> Context<'a, 'c> {
@@ -74,7 +79,17 @@ impl<'a, 'c> Context<'a, 'c> {
             verdicts,
             cluster: ClusterFacts::from_index(index),
             catalog,
+            reaches: index.objects().iter().map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// [`Reach::of`] the pod template of `obj`, computed once per object.
+    pub fn reach(&self, obj: &Object) -> Option<&Reach> {
+        let sim = self.sim.as_ref()?;
+        self.reaches
+            .get(obj.id)?
+            .get_or_init(|| Reach::of(sim, obj, obj.workload()?.pod_spec()?))
+            .as_ref()
     }
 
     /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the

@@ -32,7 +32,7 @@ impl Rule for SubnetIpExhaustion {
             return;
         };
         for pool in &sim.pools {
-            if pool.limits.is_empty() || pool.types.is_empty() {
+            if pool.limits.is_empty() || pool.types().len() == 0 {
                 continue;
             }
             let zones = pool
@@ -57,7 +57,7 @@ impl Rule for SubnetIpExhaustion {
             // each with its primary address plus VPC CNI addresses for every pod slot.
             let mut worst: Option<(u128, u128, u128, &str, String)> = None;
             let mut unbounded = false;
-            for t in &pool.types {
+            for t in pool.types() {
                 let mut nodes: Option<(u128, String)> = None;
                 for (k, lim) in pool.limits.iter() {
                     let n = if k == "nodes" {

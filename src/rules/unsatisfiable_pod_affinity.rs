@@ -5,7 +5,7 @@
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
-use crate::karpenter::topology::{self, Reach};
+use crate::karpenter::topology;
 use crate::model::Object;
 use crate::model::de::Spanned;
 use crate::model::workload::PodAffinityTerm;
@@ -32,9 +32,6 @@ impl Rule for UnsatisfiablePodAffinity {
         let Some((sim, w, spec)) = cx.provisioned(obj) else {
             return;
         };
-        let Some(reach) = Reach::of(sim, obj, spec) else {
-            return;
-        };
         let replicas = w.replica_count();
         let labels = topology::pod_labels(obj);
         let own_ns = obj.effective_namespace();
@@ -52,6 +49,10 @@ impl Rule for UnsatisfiablePodAffinity {
                     .map(|t| (t, true)),
             );
         for (term, anti) in terms {
+            // Shared with the other topology rules, and only worked out for pods with terms.
+            let Some(reach) = cx.reach(obj) else {
+                return;
+            };
             let t = &term.value;
             let key = normalize_key(&t.topology_key.value);
             let kind = if anti {
@@ -61,8 +62,7 @@ impl Rule for UnsatisfiablePodAffinity {
             };
             let karpenter = format!("unsatisfiable topology constraint for {kind}, key={key}");
             let key_span = obj.span(&t.topology_key);
-            if key != topology::LABEL_HOSTNAME
-                && topology::all_domains(sim, cx.index, key).is_empty_for_sure()
+            if key != topology::LABEL_HOSTNAME && topology::no_domains_for_sure(sim, cx.index, key)
             {
                 out.push(
                     Finding::new(

@@ -32,9 +32,6 @@ impl Rule for UnsatisfiableTopologySpread {
         let Some((sim, w, spec)) = cx.provisioned(obj) else {
             return;
         };
-        let Some(reach) = Reach::of(sim, obj, spec) else {
-            return;
-        };
         let replicas = w.replica_count();
         let labels = topology::pod_labels(obj);
         for c in &spec.topology_spread_constraints {
@@ -49,10 +46,14 @@ impl Rule for UnsatisfiableTopologySpread {
             if key == topology::LABEL_HOSTNAME {
                 continue;
             }
+            // Shared with the other topology rules, and only worked out for pods with
+            // constraints that need it.
+            let Some(reach) = cx.reach(obj) else {
+                return;
+            };
             let karpenter =
                 format!("unsatisfiable topology constraint for topology spread, key={key}");
-            let all = topology::all_domains(sim, cx.index, key);
-            if all.is_empty_for_sure() {
+            if topology::no_domains_for_sure(sim, cx.index, key) {
                 let mut f = Finding::new(
                     ID,
                     Severity::Error,
@@ -99,7 +100,7 @@ impl Rule for UnsatisfiableTopologySpread {
             };
             let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
             let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
-            if let Some(f) = min_domains(obj, c, cx, &reach, &usable, skew, replicas, &karpenter) {
+            if let Some(f) = min_domains(obj, c, cx, reach, &usable, skew, replicas, &karpenter) {
                 out.push(f);
                 continue;
             }

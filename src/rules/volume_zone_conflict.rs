@@ -6,7 +6,6 @@ use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::LABEL_ZONE;
 use crate::karpenter::sim::Verdict;
-use crate::karpenter::topology::Reach;
 use crate::karpenter::volumes;
 use crate::model::{Body, Kind, Object};
 
@@ -36,10 +35,10 @@ impl Rule for VolumeZoneConflict {
     }
 
     fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
+        let Some(sim) = &cx.sim else {
             return;
         };
-        let Some(spec) = w.pod_spec() else { return };
+        // Only workloads with a pod template have a verdict.
         if !provisioned(cx, obj) {
             return;
         }
@@ -47,7 +46,7 @@ impl Rule for VolumeZoneConflict {
         if vols.is_empty() {
             return;
         }
-        let Some(reach) = Reach::of(sim, obj, spec) else {
+        let Some(reach) = cx.reach(obj) else {
             return;
         };
         if reach.tolerated.is_empty() {

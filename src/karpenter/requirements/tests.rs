@@ -604,7 +604,39 @@ fn same_set(a: &Requirement, b: &Requirement) -> bool {
         && samples().iter().all(|v| a.has(v) == b.has(v))
 }
 
+/// Requirements on a few keys: well-known, custom, and one only EKS Auto Mode knows, so
+/// both the undefined-label and the conflict paths of `Compatible` are reached.
+fn arb_requirements() -> impl Strategy<Value = Requirements> {
+    let key = prop_oneof![
+        Just(ZONE),
+        Just(ARCH),
+        Just(TEAM),
+        Just(KEY),
+        Just("eks.amazonaws.com/instance-cpu")
+    ];
+    proptest::collection::vec((key, arb_composite()), 0..5).prop_map(|list| {
+        list.into_iter()
+            .map(|(k, r)| Requirement::exists(k).intersection(&r))
+            .collect()
+    })
+}
+
 proptest! {
+    #[test]
+    fn boolean_checks_match_the_erroring_ones(
+        node in arb_requirements(),
+        pod in arb_requirements(),
+        eks in any::<bool>(),
+    ) {
+        let flavor = if eks { LabelFlavor::EksAutoMode } else { LabelFlavor::KarpenterAws };
+        prop_assert_eq!(node.intersects_ok(&pod), node.intersects(&pod).is_ok(), "{} / {}", node, pod);
+        prop_assert_eq!(
+            node.compatible_with_ok(&pod, flavor),
+            node.compatible_with(&pod, flavor).is_ok(),
+            "{} / {}", node, pod
+        );
+    }
+
     #[test]
     fn intersection_is_commutative(a in arb_composite(), b in arb_composite()) {
         let ab = a.intersection(&b);
