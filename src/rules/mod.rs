@@ -35,7 +35,8 @@ use crate::karpenter::sim::{Simulator, Verdict};
 use crate::karpenter::topology::Reach;
 use crate::model::Object;
 use rayon::prelude::*;
-use std::sync::OnceLock;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// What every rule can see.
 pub struct Context<'a, 'c> {
@@ -47,9 +48,22 @@ pub struct Context<'a, 'c> {
     /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
     pub cluster: ClusterFacts,
     pub catalog: &'c Catalog,
-    /// Per object id, how its pod template relates to each NodePool: computed on first use
-    /// and shared by the topology, affinity and volume rules.
-    reaches: Vec<OnceLock<Option<Reach>>>,
+    /// This context's number, which keys the per-thread [`Reach`] cache.
+    run: u64,
+}
+
+/// Contexts made so far in this process (tests and embedders lint several times).
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// (context, object id, its reach).
+type ReachSlot = (u64, usize, Option<Rc<Reach>>);
+
+thread_local! {
+    /// The last [`Reach`] worked out on this thread: (context, object id, reach). Rules run
+    /// object by object, so the topology, affinity and volume rules asking about the same
+    /// object share one computation; a run-wide cache would hold a pool list per workload
+    /// (tens of MB on a monorepo with hundreds of NodePools).
+    static LAST_REACH: RefCell<Option<ReachSlot>> = const { RefCell::new(None) };
 }
 
 impl<'a, 'c> Context<'a, 'c> {
@@ -79,17 +93,29 @@ impl<'a, 'c> Context<'a, 'c> {
             verdicts,
             cluster: ClusterFacts::from_index(index),
             catalog,
-            reaches: index.objects().iter().map(|_| OnceLock::new()).collect(),
+            run: RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
-    /// [`Reach::of`] the pod template of `obj`, computed once per object.
-    pub fn reach(&self, obj: &Object) -> Option<&Reach> {
+    /// [`Reach::of`] the pod template of `obj`, computed once while its rules run.
+    pub fn reach(&self, obj: &Object) -> Option<Rc<Reach>> {
         let sim = self.sim.as_ref()?;
-        self.reaches
-            .get(obj.id)?
-            .get_or_init(|| Reach::of(sim, obj, obj.workload()?.pod_spec()?))
-            .as_ref()
+        LAST_REACH.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            if let Some((run, id, reach)) = &*slot
+                && *run == self.run
+                && *id == obj.id
+            {
+                return reach.clone();
+            }
+            let reach = obj
+                .workload()
+                .and_then(|w| w.pod_spec())
+                .and_then(|spec| Reach::of(sim, obj, spec))
+                .map(Rc::new);
+            *slot = Some((self.run, obj.id, reach.clone()));
+            reach
+        })
     }
 
     /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the

@@ -100,7 +100,7 @@ impl Rule for UnsatisfiableTopologySpread {
             };
             let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
             let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
-            if let Some(f) = min_domains(obj, c, cx, reach, &usable, skew, replicas, &karpenter) {
+            if let Some(f) = min_domains(obj, c, cx, &reach, &usable, skew, replicas, &karpenter) {
                 out.push(f);
                 continue;
             }
