@@ -25,6 +25,9 @@ pub struct TypeRequirementCache {
     /// Per instance type, its extended resources as first computed: shared by every
     /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
     extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
+    /// The types a set of requirements (on type keys only) allows, per type table: NodePools
+    /// that differ only in name, labels, taints or limits filter the catalog once.
+    allowed: std::collections::HashMap<(bool, bool, String), Arc<Vec<usize>>>,
 }
 
 /// The requirements of every catalog type, and every key they mention: a NodePool
@@ -179,7 +182,7 @@ pub struct Pool<'a, 'c> {
     pub limits: ResourceList,
     pub limit_spans: BTreeMap<String, Span>,
     /// Catalog indices of the instance types the NodePool requirements allow.
-    type_ids: Vec<usize>,
+    type_ids: Arc<Vec<usize>>,
     catalog: &'c [InstanceType],
     /// Requirements of every catalog type, shared by pools of the same label flavour.
     type_requirements: Arc<TypeTable>,
@@ -445,13 +448,23 @@ impl<'a, 'c> Pool<'a, 'c> {
             .filter(|r| type_reqs.keys.contains(r.key()))
             .cloned()
             .collect();
-        let type_ids = type_reqs
-            .requirements
-            .iter()
-            .enumerate()
-            .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
-            .map(|(i, _)| i)
-            .collect();
+        let table_key = (flavor == LabelFlavor::EksAutoMode, family.is_windows());
+        let memo_key = (table_key.0, table_key.1, format!("{on_type_keys:?}"));
+        let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = lock().allowed.get(&memo_key).cloned();
+        let type_ids = hit.unwrap_or_else(|| {
+            let ids: Arc<Vec<usize>> = Arc::new(
+                type_reqs
+                    .requirements
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
+                    .map(|(i, _)| i)
+                    .collect(),
+            );
+            lock().allowed.insert(memo_key, ids.clone());
+            ids
+        });
         Pool {
             obj,
             np,
