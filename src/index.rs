@@ -107,3 +107,66 @@ pub fn selector_matches<'l>(sel: &LabelSelector, labels: impl Fn(&str) -> Option
             }
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_queries_keep_source_order_and_default_namespace() {
+        let yaml = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: a, namespace: team}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: c, namespace: team}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: d, namespace: team}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e, namespace: default}
+";
+        let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+        let index = Index::new(&objects);
+        let names = |it: &mut dyn Iterator<Item = &Object>| -> Vec<String> {
+            it.map(|o| o.name().to_string()).collect()
+        };
+        assert_eq!(names(&mut index.workloads_in("team")), ["a", "d"]);
+        assert_eq!(names(&mut index.workloads_in("default")), ["b", "e"]);
+        assert_eq!(names(&mut index.workloads()), ["a", "b", "d", "e"]);
+        assert_eq!(
+            names(&mut index.in_namespace(Kind::Deployment, "default")),
+            ["e"]
+        );
+        assert_eq!(
+            names(&mut index.in_namespace(Kind::PodDisruptionBudget, "team")),
+            ["c"]
+        );
+        assert!(
+            index
+                .in_namespace(Kind::PodDisruptionBudget, "x")
+                .next()
+                .is_none()
+        );
+        assert_eq!(
+            index
+                .get(Kind::Deployment, Some("team"), "a")
+                .map(|o| o.name()),
+            Some("a")
+        );
+        assert!(index.get(Kind::Deployment, Some("default"), "a").is_none());
+        assert_eq!(
+            index.get(Kind::Deployment, None, "e").map(|o| o.name()),
+            Some("e")
+        );
+    }
+}

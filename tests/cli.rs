@@ -7,7 +7,9 @@ use serde_json::Value;
 
 fn karplint() -> Command {
     let mut c = Command::cargo_bin("karplint").expect("binary");
-    c.env_remove("NO_COLOR").env("COLUMNS", "100");
+    c.env_remove("NO_COLOR")
+        .env_remove("KARPLINT_TIMINGS")
+        .env("COLUMNS", "100");
     c
 }
 
@@ -387,4 +389,30 @@ fn static_node_groups_from_config_silence_pending_findings() {
         .arg(&f)
         .assert()
         .code(0);
+}
+
+#[test]
+fn timings_go_to_stderr_and_leave_the_report_alone() {
+    let args = ["--format", "json", "fixtures/showcase"];
+    let plain = karplint().args(args).output().expect("runs");
+    let timed = karplint()
+        .env("KARPLINT_TIMINGS", "1")
+        .args(args)
+        .output()
+        .expect("runs");
+    assert_eq!(plain.stdout, timed.stdout);
+    assert_eq!(plain.status.code(), timed.status.code());
+    let stderr = String::from_utf8_lossy(&timed.stderr);
+    for phase in [
+        "read + parse",
+        "index + simulator",
+        "rules",
+        "suppress + sort",
+    ] {
+        assert!(
+            stderr.contains(&format!("karplint: timings: {phase}: ")),
+            "{phase} missing from {stderr}"
+        );
+    }
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains("timings"));
 }

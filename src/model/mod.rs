@@ -230,3 +230,38 @@ impl Object {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_labels_rules_read_are_kept() {
+        let yaml = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: a
+  labels: {app.kubernetes.io/name: karpenter, team: x}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: b
+  labels: {app: b, team: x}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: c
+  labels: {app: c}
+";
+        let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+        let keys = |o: &Object| -> Vec<String> {
+            o.meta.labels.iter().map(|(k, _)| k.to_string()).collect()
+        };
+        assert_eq!(keys(&objects[0]), ["app.kubernetes.io/name"]);
+        assert_eq!(keys(&objects[1]), ["app", "team"]);
+        assert!(keys(&objects[2]).is_empty());
+    }
+}
