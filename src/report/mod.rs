@@ -14,6 +14,7 @@ pub mod sarif;
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{SourceId, Span};
 use crate::parse::SkipReason;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -85,22 +86,31 @@ impl Texts {
                 wanted.entry(r.source).or_default().push(r.span);
             }
         }
+        // Files are re-read in parallel: a large tree's findings span thousands of files.
+        let loaded: Vec<_> = wanted
+            .into_par_iter()
+            .map(|(id, spans)| {
+                let src = &report.sources[id];
+                let text = match (&src.text, &src.path) {
+                    (Some(t), _) => t.clone(),
+                    (None, Some(p)) => std::fs::read(p)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default(),
+                    (None, None) => String::new(),
+                };
+                let lines = LineIndex::new(&text);
+                let positions: Vec<_> = spans
+                    .into_iter()
+                    .map(|span| ((id, span), lines.resolve(&text, span)))
+                    .collect();
+                (id, keep_text.then_some(text), positions)
+            })
+            .collect();
         let mut texts = BTreeMap::new();
         let mut positions = BTreeMap::new();
-        for (id, spans) in wanted {
-            let src = &report.sources[id];
-            let text = match (&src.text, &src.path) {
-                (Some(t), _) => t.clone(),
-                (None, Some(p)) => std::fs::read(p)
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default(),
-                (None, None) => String::new(),
-            };
-            let lines = LineIndex::new(&text);
-            for span in spans {
-                positions.insert((id, span), lines.resolve(&text, span));
-            }
-            if keep_text {
+        for (id, text, spans) in loaded {
+            positions.extend(spans);
+            if let Some(text) = text {
                 texts.insert(id, text);
             }
         }
