@@ -142,17 +142,8 @@ pub fn node_domains(index: &Index, key: &str) -> Domains {
     d
 }
 
-/// Every domain Karpenter knows for `key`: all NodePools and static nodes (SPEC §5).
-pub fn all_domains(sim: &Simulator, index: &Index, key: &str) -> Domains {
-    let key = normalize_key(key);
-    let mut d = node_domains(index, key);
-    let all: Vec<usize> = (0..sim.pools.len()).collect();
-    d.merge(union_of_pools(sim, key, &all));
-    d
-}
-
-/// `all_domains(sim, index, key).is_empty_for_sure()`, stopping at the first NodePool that
-/// offers a value or leaves the key open.
+/// Whether Karpenter knows no domain at all for `key` (over every NodePool and static node,
+/// SPEC §5), stopping at the first NodePool that offers a value or leaves the key open.
 pub fn no_domains_for_sure(sim: &Simulator, index: &Index, key: &str) -> bool {
     let key = normalize_key(key);
     if !node_domains(index, key).values.is_empty() {
