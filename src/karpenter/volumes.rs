@@ -4,6 +4,7 @@
 
 use super::requirements::{LABEL_ZONE, normalize_key};
 use crate::index::Index;
+use crate::model::de::{Spanned, Str};
 use crate::model::storage::{PvSpec, PvcSpec, StorageClass};
 use crate::model::{Body, Kind, Object, Span};
 use std::collections::BTreeSet;
@@ -30,6 +31,24 @@ pub struct ClaimVolume<'a> {
 }
 
 impl<'a> ClaimVolume<'a> {
+    /// A volume each pod gets of its own from a claim template, named (and pointed at) by
+    /// `name`, else by the workload.
+    fn per_pod(
+        index: &Index<'a>,
+        obj: &'a Object,
+        name: Option<&Spanned<Str>>,
+        spec: &PvcSpec,
+    ) -> Self {
+        ClaimVolume {
+            per_pod: true,
+            span: name.map(|n| obj.span(n)).unwrap_or_else(|| obj.name_span()),
+            name: name.map(|n| n.value.to_string()).unwrap_or_default(),
+            pvc: None,
+            pv: None,
+            storage_class: storage_class(index, spec),
+        }
+    }
+
     pub fn sc(&self) -> Option<&'a StorageClass> {
         match &self.storage_class?.body {
             Body::StorageClass(sc) => Some(sc),
@@ -129,24 +148,12 @@ pub fn claim_volumes<'a>(index: &Index<'a>, obj: &'a Object) -> Vec<ClaimVolume<
     let Some(w) = obj.workload() else { return out };
     let ns = obj.effective_namespace();
     for t in &w.volume_claim_templates {
-        out.push(ClaimVolume {
-            per_pod: true,
-            span: t
-                .metadata
-                .name
-                .as_ref()
-                .map(|n| obj.span(n))
-                .unwrap_or_else(|| obj.name_span()),
-            name: t
-                .metadata
-                .name
-                .as_ref()
-                .map(|n| n.value.to_string())
-                .unwrap_or_default(),
-            pvc: None,
-            pv: None,
-            storage_class: storage_class(index, &t.spec),
-        });
+        out.push(ClaimVolume::per_pod(
+            index,
+            obj,
+            t.metadata.name.as_ref(),
+            &t.spec,
+        ));
     }
     let Some(spec) = w.pod_spec() else { return out };
     for v in &spec.volumes {
@@ -183,22 +190,7 @@ pub fn claim_volumes<'a>(index: &Index<'a>, obj: &'a Object) -> Vec<ClaimVolume<
             .as_ref()
             .and_then(|e| e.volume_claim_template.as_ref())
         {
-            out.push(ClaimVolume {
-                per_pod: true,
-                span: v
-                    .name
-                    .as_ref()
-                    .map(|n| obj.span(n))
-                    .unwrap_or_else(|| obj.name_span()),
-                name: v
-                    .name
-                    .as_ref()
-                    .map(|n| n.value.to_string())
-                    .unwrap_or_default(),
-                pvc: None,
-                pv: None,
-                storage_class: storage_class(index, &t.spec),
-            });
+            out.push(ClaimVolume::per_pod(index, obj, v.name.as_ref(), &t.spec));
         }
     }
     out
