@@ -6,6 +6,7 @@
 pub mod allocatable;
 pub mod catalog;
 pub mod cluster;
+pub mod memo;
 pub mod pod;
 pub mod pool;
 pub mod requirements;

@@ -5,6 +5,7 @@
 
 use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::{Catalog, InstanceType};
+use super::memo::Memo;
 use super::requirements::{self, LabelFlavor, Operator, Requirement, Requirements};
 use super::taints::Taint;
 use crate::index::Index;
@@ -25,9 +26,6 @@ pub struct TypeRequirementCache {
     /// Per instance type, its extended resources as first computed: shared by every
     /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
     extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
-    /// The types a set of requirements (on type keys only) allows, per type table: NodePools
-    /// that differ only in name, labels, taints or limits filter the catalog once.
-    allowed: std::collections::HashMap<(bool, bool, String), Arc<Vec<usize>>>,
 }
 
 /// The requirements of every catalog type, and every key they mention: a NodePool
@@ -36,6 +34,32 @@ pub struct TypeRequirementCache {
 pub struct TypeTable {
     requirements: Vec<Requirements>,
     keys: BTreeSet<String>,
+    /// The types a set of requirements (on type keys only) allows: NodePools that differ
+    /// only in name, labels, taints or limits filter the catalog once.
+    allowed: Memo<String, Arc<Vec<usize>>>,
+}
+
+impl TypeTable {
+    /// Catalog indices of the types whose requirements intersect `reqs`.
+    fn allowing(&self, reqs: &Requirements) -> Arc<Vec<usize>> {
+        // Only requirements on keys some type carries can conflict with a type's.
+        let on_type_keys: Requirements = reqs
+            .iter()
+            .filter(|r| self.keys.contains(r.key()))
+            .cloned()
+            .collect();
+        self.allowed
+            .get_or_insert_with(format!("{on_type_keys:?}"), || {
+                Arc::new(
+                    self.requirements
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
+                        .map(|(i, _)| i)
+                        .collect(),
+                )
+            })
+    }
 }
 
 /// The allocatable of every catalog type under one (kubelet, AMI family, root volume),
@@ -120,7 +144,11 @@ impl TypeRequirementCache {
                     .flat_map(|r| r.keys())
                     .map(str::to_owned)
                     .collect();
-                Arc::new(TypeTable { requirements, keys })
+                Arc::new(TypeTable {
+                    requirements,
+                    keys,
+                    allowed: Memo::default(),
+                })
             })
             .clone()
     }
@@ -444,29 +472,7 @@ impl<'a, 'c> Pool<'a, 'c> {
                 c.allocatable(catalog, &kubelet, family, root_volume),
             )
         };
-        // Only requirements on keys some type carries can conflict with a type's.
-        let on_type_keys: Requirements = reqs
-            .iter()
-            .filter(|r| type_reqs.keys.contains(r.key()))
-            .cloned()
-            .collect();
-        let table_key = (flavor == LabelFlavor::EksAutoMode, family.is_windows());
-        let memo_key = (table_key.0, table_key.1, format!("{on_type_keys:?}"));
-        let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
-        let hit = lock().allowed.get(&memo_key).cloned();
-        let type_ids = hit.unwrap_or_else(|| {
-            let ids: Arc<Vec<usize>> = Arc::new(
-                type_reqs
-                    .requirements
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
-                    .map(|(i, _)| i)
-                    .collect(),
-            );
-            lock().allowed.insert(memo_key, ids.clone());
-            ids
-        });
+        let type_ids = type_reqs.allowing(&reqs);
         Pool {
             obj,
             np,

@@ -86,14 +86,13 @@ pub struct Simulator<'a, 'c> {
     overheads: Vec<PoolOverhead>,
     /// A NodeOverlay can add extended resources Karpenter otherwise sees as 0.
     overlays_present: bool,
+    /// [`super::topology::Reach`]'s pool lists per (requirement attempts, tolerations):
+    /// the many workloads that select and tolerate alike are matched against the pools once.
+    pub(super) reach_memo: super::memo::Memo<String, ReachLists>,
     /// Topology domains of a key over a set of pools, as [`super::topology`] unions them:
     /// workloads that reach the same pools share one union (a monorepo has hundreds of
     /// NodePools and thousands of spread constraints).
-    /// [`super::topology::Reach`]'s pool lists per (requirement attempts, tolerations):
-    /// the many workloads that select and tolerate alike are matched against the pools once.
-    pub(super) reach_memo: std::sync::Mutex<std::collections::HashMap<String, ReachLists>>,
-    pub(super) domain_memo:
-        std::sync::Mutex<std::collections::HashMap<(String, Vec<usize>), super::topology::Domains>>,
+    pub(super) domain_memo: super::memo::Memo<(String, Vec<usize>), super::topology::Domains>,
 }
 
 /// The pools a pod is compatible with, and of those the pools whose taints it tolerates.

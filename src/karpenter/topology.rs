@@ -165,19 +165,15 @@ fn union_of_pools(sim: &Simulator, key: &str, pools: &[usize]) -> Domains {
         d.open = !pools.is_empty();
         return d;
     }
-    let memo_key = (key.to_string(), pools.to_vec());
-    // A poisoned lock only means another rule panicked; entries are inserted whole.
-    let memo = || sim.domain_memo.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(hit) = memo().get(&memo_key) {
-        return hit.clone();
-    }
-    let mut values = BTreeSet::new();
-    for &i in pools {
-        d.open |= add_pool_domains(&sim.pools[i], key, &mut values);
-    }
-    d.values = values.into_iter().map(Cow::into_owned).collect();
-    memo().insert(memo_key, d.clone());
-    d
+    sim.domain_memo
+        .get_or_insert_with((key.to_string(), pools.to_vec()), || {
+            let mut values = BTreeSet::new();
+            for &i in pools {
+                d.open |= add_pool_domains(&sim.pools[i], key, &mut values);
+            }
+            d.values = values.into_iter().map(Cow::into_owned).collect();
+            d
+        })
 }
 
 /// How a pod template relates to each NodePool, ignoring resources and limits.
@@ -199,35 +195,26 @@ impl Reach {
             "{:?}|{tolerations:?}",
             attempts.iter().map(|a| &a.requirements).collect::<Vec<_>>()
         );
-        // A poisoned lock only means another rule panicked; entries are inserted whole.
-        let memo = || sim.reach_memo.lock().unwrap_or_else(|e| e.into_inner());
-        let hit = memo().get(&memo_key).cloned();
-        let lists = match hit {
-            Some(lists) => lists,
-            None => {
-                let mut compatible = Vec::new();
-                let mut tolerated = Vec::new();
-                for (i, p) in sim.pools.iter().enumerate() {
-                    let ok = attempts
-                        .iter()
-                        .any(|a| p.requirements.compatible_with_ok(&a.requirements, p.flavor));
-                    if !ok {
-                        continue;
-                    }
-                    compatible.push(i);
-                    let tolerates = p.taints.iter().all(|(t, _)| {
-                        t.effect == Effect::PreferNoSchedule
-                            || taints::is_tolerated(&tolerations, t)
-                    });
-                    if tolerates {
-                        tolerated.push(i);
-                    }
+        let lists = sim.reach_memo.get_or_insert_with(memo_key, || {
+            let mut compatible = Vec::new();
+            let mut tolerated = Vec::new();
+            for (i, p) in sim.pools.iter().enumerate() {
+                let ok = attempts
+                    .iter()
+                    .any(|a| p.requirements.compatible_with_ok(&a.requirements, p.flavor));
+                if !ok {
+                    continue;
                 }
-                let lists = std::sync::Arc::new((compatible, tolerated));
-                memo().insert(memo_key, lists.clone());
-                lists
+                compatible.push(i);
+                let tolerates = p.taints.iter().all(|(t, _)| {
+                    t.effect == Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)
+                });
+                if tolerates {
+                    tolerated.push(i);
+                }
             }
-        };
+            std::sync::Arc::new((compatible, tolerated))
+        });
         let (compatible, tolerated) = (lists.0.clone(), lists.1.clone());
         // The last attempt is the most relaxed: what the pod insists on. With several OR-ed
         // required terms no single one bounds the pod, so nothing narrows its domains.

@@ -1,0 +1,63 @@
+//! A small thread-safe memo: answers that many workloads or NodePools of a large tree share
+//! (the pools a pod reaches, the topology domains of a pool set, the instance types a
+//! requirement set allows) are worked out once per run.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Mutex;
+
+#[derive(Debug)]
+pub struct Memo<K, V>(Mutex<HashMap<K, V>>);
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo(Mutex::new(HashMap::new()))
+    }
+}
+
+impl<K: Eq + Hash, V: Clone> Memo<K, V> {
+    /// The value for `key`, computing it with `f` (outside the lock) the first time.
+    pub fn get_or_insert_with(&self, key: K, f: impl FnOnce() -> V) -> V {
+        // A poisoned lock only means another thread panicked; entries are inserted whole.
+        let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = lock().get(&key) {
+            return hit.clone();
+        }
+        let value = f();
+        lock().insert(key, value.clone());
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn computes_once_per_key() {
+        let memo: Memo<&str, usize> = Memo::default();
+        let mut calls = 0;
+        assert_eq!(
+            memo.get_or_insert_with("a", || {
+                calls += 1;
+                1
+            }),
+            1
+        );
+        assert_eq!(
+            memo.get_or_insert_with("a", || {
+                calls += 1;
+                2
+            }),
+            1
+        );
+        assert_eq!(
+            memo.get_or_insert_with("b", || {
+                calls += 1;
+                3
+            }),
+            3
+        );
+        assert_eq!(calls, 2);
+    }
+}
