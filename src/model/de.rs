@@ -168,6 +168,32 @@ impl<'de> Visitor<'de> for MapVisitor {
     }
 }
 
+/// A field most objects leave out, kept boxed: `None` costs 8 bytes and reads as the empty
+/// value.
+#[derive(Debug, Clone, Default)]
+pub struct Rare<T>(Option<Box<T>>);
+
+/// The shared empty value a missing [`Rare`] field reads as.
+pub trait Empty: 'static {
+    fn empty() -> &'static Self;
+}
+
+impl<T: Empty> std::ops::Deref for Rare<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match &self.0 {
+            Some(b) => b,
+            None => T::empty(),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Rare<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Rare(Option::<T>::deserialize(d)?.map(Box::new)))
+    }
+}
+
 /// `null` (or an empty value) where Kubernetes allows it reads as the type's default.
 pub fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
 where

@@ -4,7 +4,7 @@
 //! CronJob all carry a pod spec somewhere; rules see one [`Workload`] with the replicas, the
 //! pod template and (for StatefulSets) the volume claim templates.
 
-use super::de::{Spanned, SpannedMap, Str, Text, nullable};
+use super::de::{Empty, Rare, Spanned, SpannedMap, Str, Text, nullable};
 use super::storage::PvcSpec;
 use serde::Deserialize;
 
@@ -82,32 +82,6 @@ pub struct Resources {
     pub requests: SpannedMap,
     #[serde(deserialize_with = "nullable")]
     pub limits: SpannedMap,
-}
-
-/// A field most objects leave out, kept boxed: `None` costs 8 bytes and reads as the empty
-/// value.
-#[derive(Debug, Clone, Default)]
-pub struct Rare<T>(Option<Box<T>>);
-
-/// The shared empty value a missing [`Rare`] field reads as.
-pub trait Empty: 'static {
-    fn empty() -> &'static Self;
-}
-
-impl<T: Empty> std::ops::Deref for Rare<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        match &self.0 {
-            Some(b) => b,
-            None => T::empty(),
-        }
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Rare<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Rare(Option::<T>::deserialize(d)?.map(Box::new)))
-    }
 }
 
 static NO_AFFINITY: Affinity = Affinity {
