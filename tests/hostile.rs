@@ -414,3 +414,27 @@ fn very_long_lines() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("missing-resource-requests"));
 }
+
+/// Unmodelled kinds are only read as far as their header, and the rest is checked by the
+/// parser alone: errors after the header are still reported, where serde-saphyr puts them.
+#[test]
+fn errors_after_the_header_of_unmodelled_kinds() {
+    let header = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n";
+    let dup = format!("{header}  a: \"1\"\n  b: \"2\"\n  a: \"3\"\n");
+    let run = lint_with("dup.yaml", dup.as_bytes());
+    assert!(parse_error_message(&run, "dup.yaml").contains("duplicate"));
+    assert_eq!(run.of("parse-error", "dup.yaml")[0]["line"], 8);
+
+    let broken = format!("{header}  a: [1, 2\n  b: c\n");
+    let run = lint_with("broken.yaml", broken.as_bytes());
+    parse_error_message(&run, "broken.yaml");
+    assert_eq!(
+        run.json["summary"]["objects"], 1,
+        "only the good file's object"
+    );
+
+    let fine = format!("{header}  a: \"1\"\n  b: [1, 2]\n");
+    let run = lint_with("fine.yaml", fine.as_bytes());
+    assert!(run.of("parse-error", "fine.yaml").is_empty());
+    assert_eq!(run.json["summary"]["objects"], 2);
+}

@@ -19,6 +19,7 @@ use crate::model::storage::{PvSpec, PvcSpec, StorageClass, TopologySelectorTerm}
 use crate::model::workload::{ControllerSpec, PodSpec, PodTemplate, RcSpec, Workload};
 use crate::model::{Body, Kind, ObjectMeta};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::cell::RefCell;
 use std::fmt;
 
 /// A document as read, before it becomes an [`crate::model::Object`].
@@ -42,27 +43,36 @@ pub enum DocRoot {
     /// A scalar or a sequence at the root: not a Kubernetes object.
     NotAMap,
     Map(Box<RawDoc>),
+    /// The header of a document of a kind the model does not use; the rest of the document
+    /// was not read (see [`DocSeed::header_only`]).
+    Header(Box<RawDoc>),
 }
 
 /// Deserializes one document root. `preset` is the kind when known from a first pass.
-pub struct DocSeed {
+pub struct DocSeed<'s> {
     pub preset: Option<Kind>,
+    /// Where to leave the header of a document of an unmodelled kind once `apiVersion`,
+    /// `kind` and `metadata` are read: deserialization then stops with an error, and the
+    /// caller checks the rest with [`super::skim`].
+    pub header_only: Option<&'s RefCell<Option<Box<RawDoc>>>>,
 }
 
-impl<'de> DeserializeSeed<'de> for DocSeed {
+impl<'de> DeserializeSeed<'de> for DocSeed<'_> {
     type Value = DocRoot;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<DocRoot, D::Error> {
         d.deserialize_any(DocVisitor {
             preset: self.preset,
+            header_only: self.header_only,
         })
     }
 }
 
-struct DocVisitor {
+struct DocVisitor<'s> {
     preset: Option<Kind>,
+    header_only: Option<&'s RefCell<Option<Box<RawDoc>>>>,
 }
 
-impl<'de> Visitor<'de> for DocVisitor {
+impl<'de> Visitor<'de> for DocVisitor<'_> {
     type Value = DocRoot;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -99,16 +109,28 @@ impl<'de> Visitor<'de> for DocVisitor {
         let mut doc = RawDoc::default();
         let mut kind = self.preset;
         let mut acc = Acc::default();
+        let mut has_metadata = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "apiVersion" => doc.api_version = Some(map.next_value()?),
                 "kind" => doc.kind = Some(map.next_value()?),
-                "metadata" => doc.meta = map.next_value_seed(Nullable::<ObjectMeta>::new())?,
+                "metadata" => {
+                    doc.meta = map.next_value_seed(Nullable::<ObjectMeta>::new())?;
+                    has_metadata = true;
+                }
                 _ => {
                     if kind.is_none()
                         && let (Some(a), Some(k)) = (&doc.api_version, &doc.kind)
                     {
                         kind = Some(Kind::classify(a.value.as_str(), k.value.as_str()));
+                    }
+                    if kind == Some(Kind::Other)
+                        && has_metadata
+                        && let Some(header) = self.header_only
+                    {
+                        doc.needs_reparse = false;
+                        *header.borrow_mut() = Some(Box::new(doc));
+                        return Err(de::Error::custom("header read"));
                     }
                     match kind {
                         Some(k) => acc.field(k, &key, &mut map, &mut doc)?,
@@ -369,7 +391,10 @@ impl<'de> DeserializeSeed<'de> for ItemsSeed {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<RawDoc>, A::Error> {
                 let mut out = Vec::new();
-                while let Some(root) = seq.next_element_seed(DocSeed { preset: None })? {
+                while let Some(root) = seq.next_element_seed(DocSeed {
+                    preset: None,
+                    header_only: None,
+                })? {
                     if let DocRoot::Map(doc) = root {
                         out.push(*doc);
                     }

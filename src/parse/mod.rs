@@ -7,12 +7,14 @@
 //! note instead of being reported as syntax errors.
 
 pub mod document;
+pub mod skim;
 
 use crate::model::de::Str;
 use crate::model::{Body, Kind, Object, SourceId, Span};
 use document::{DocRoot, DocSeed, RawDoc};
 use rayon::prelude::*;
 use serde::de::DeserializeSeed;
+use std::cell::RefCell;
 
 /// Why a whole source was not linted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,9 +61,9 @@ pub struct ParsedSource {
 /// parallel, small ones stay on one thread.
 const DOCS_PER_TASK: usize = 64;
 
-/// The serde-saphyr options for every document: Kubernetes' legacy octal, budgets raised for
-/// large bundles, depth and alias limits kept.
-pub fn options() -> serde_saphyr::Options {
+/// The serde-saphyr budget for every document: raised for large bundles, depth and alias
+/// limits kept.
+pub fn budget() -> serde_saphyr::Budget {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_reader_input_bytes = None;
     budget.max_events = 50_000_000;
@@ -69,8 +71,13 @@ pub fn options() -> serde_saphyr::Options {
     budget.max_documents = 1_000_000;
     budget.max_total_scalar_bytes = 1 << 30;
     budget.max_depth = 128;
+    budget
+}
+
+/// The serde-saphyr options for every document: Kubernetes' legacy octal and [`budget`].
+pub fn options() -> serde_saphyr::Options {
     serde_saphyr::options! {
-        budget: Some(budget),
+        budget: Some(budget()),
         legacy_octal_numbers: true,
         with_snippet: false,
     }
@@ -193,17 +200,25 @@ enum DocResult {
 }
 
 fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> DocResult {
-    match deserialize(text, None) {
+    let root = match deserialize(text, None, true) {
+        // An unmodelled kind: only the header is needed, and the assurance that the rest is
+        // valid YAML; when in doubt, the whole document is deserialized for serde-saphyr's
+        // own verdict.
+        Ok(DocRoot::Header(doc)) if skim::plainly_valid(text) => Ok(DocRoot::Map(doc)),
+        Ok(DocRoot::Header(_)) => deserialize(text, None, false),
+        root => root,
+    };
+    match root {
         Err(p) => DocResult::Problem(ParseProblem {
             span: Span::new(offset + p.span.offset, p.span.len),
             message: p.message,
         }),
         Ok(DocRoot::Null) => DocResult::Empty,
         Ok(DocRoot::NotAMap) => DocResult::NotObject,
-        Ok(DocRoot::Map(doc)) => {
+        Ok(DocRoot::Map(doc) | DocRoot::Header(doc)) => {
             let doc = if doc.needs_reparse {
                 let kind = classify(&doc);
-                match deserialize(text, kind) {
+                match deserialize(text, kind, false) {
                     Ok(DocRoot::Map(d)) => d,
                     Ok(_) => doc,
                     Err(p) => {
@@ -278,11 +293,22 @@ struct DocError {
     message: String,
 }
 
-fn deserialize(text: &str, preset: Option<Kind>) -> Result<DocRoot, DocError> {
-    serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
-        DocSeed { preset }.deserialize(d)
-    })
-    .map_err(|e| to_doc_error(text, &e))
+/// Deserializes one document. With `header_only`, a document of an unmodelled kind comes
+/// back as [`DocRoot::Header`], read only as far as its header.
+fn deserialize(text: &str, preset: Option<Kind>, header_only: bool) -> Result<DocRoot, DocError> {
+    let header = RefCell::new(None);
+    let result = serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
+        DocSeed {
+            preset,
+            header_only: header_only.then_some(&header),
+        }
+        .deserialize(d)
+    });
+    match (result, header.into_inner()) {
+        (_, Some(doc)) => Ok(DocRoot::Header(doc)),
+        (Ok(root), None) => Ok(root),
+        (Err(e), None) => Err(to_doc_error(text, &e)),
+    }
 }
 
 fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
