@@ -6,13 +6,16 @@
 use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::{Catalog, InstanceType};
 use super::memo::Memo;
-use super::requirements::{self, LabelFlavor, Operator, Requirement, Requirements};
+use super::requirements::{
+    self, LabelFlavor, Operator, Requirement, Requirements, TypeRow, TypeRows,
+};
 use super::taints::Taint;
 use crate::index::Index;
 use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
 use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 /// Instance-type requirements depend only on the label flavour and on whether the AMI family
@@ -32,8 +35,7 @@ pub struct TypeRequirementCache {
 /// requirement on any other key cannot rule a type out.
 #[derive(Debug)]
 pub struct TypeTable {
-    requirements: Vec<Requirements>,
-    keys: BTreeSet<String>,
+    requirements: TypeRows,
     /// The types a set of requirements (on type keys only) allows: NodePools that differ
     /// only in name, labels, taints or limits filter the catalog once.
     allowed: Memo<String, Arc<Vec<usize>>>,
@@ -45,17 +47,14 @@ impl TypeTable {
         // Only requirements on keys some type carries can conflict with a type's.
         let on_type_keys: Requirements = reqs
             .iter()
-            .filter(|r| self.keys.contains(r.key()))
+            .filter(|r| self.requirements.has_key(r.key()))
             .cloned()
             .collect();
         self.allowed
             .get_or_insert_with(format!("{on_type_keys:?}"), || {
                 Arc::new(
-                    self.requirements
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, treqs)| on_type_keys.intersects_ok(treqs))
-                        .map(|(i, _)| i)
+                    (0..self.requirements.len())
+                        .filter(|&i| self.requirements.row(i).intersects_ok(&on_type_keys))
                         .collect(),
                 )
             })
@@ -135,18 +134,13 @@ impl TypeRequirementCache {
         self.cells
             .entry(key)
             .or_insert_with(|| {
-                let requirements: Vec<Requirements> = catalog
-                    .iter()
-                    .map(|it| type_requirements(it, family.os_label(&it.arch), flavor))
-                    .collect();
-                let keys = requirements
-                    .iter()
-                    .flat_map(|r| r.keys())
-                    .map(str::to_owned)
-                    .collect();
+                let types = catalog.as_slice();
+                let requirements = TypeRows::from_fn(types.len(), |i| {
+                    let it = &types[i];
+                    Cow::Owned(type_requirements(it, family.os_label(&it.arch), flavor))
+                });
                 Arc::new(TypeTable {
                     requirements,
-                    keys,
                     allowed: Memo::default(),
                 })
             })
@@ -185,7 +179,7 @@ impl TypeRequirementCache {
 #[derive(Debug, Clone, Copy)]
 pub struct PoolType<'p, 'c> {
     pub it: &'c InstanceType,
-    pub requirements: &'p Requirements,
+    pub requirements: TypeRow<'p>,
     /// Index into the catalog and the pool's tables.
     index: usize,
     table: &'p AllocatableTable,
@@ -497,7 +491,7 @@ impl<'a, 'c> Pool<'a, 'c> {
     pub fn types(&self) -> impl ExactSizeIterator<Item = PoolType<'_, 'c>> + Clone + '_ {
         self.type_ids.iter().map(|&i| PoolType {
             it: &self.catalog[i],
-            requirements: &self.type_requirements.requirements[i],
+            requirements: self.type_requirements.requirements.row(i),
             index: i,
             table: &self.allocatable,
         })

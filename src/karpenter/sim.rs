@@ -10,7 +10,7 @@
 use super::catalog::Catalog;
 use super::pod::{self, Attempt, Ignored, Requests};
 use super::pool::Pool;
-use super::requirements::{IncompatibleError, Requirements};
+use super::requirements::{IncompatibleError, Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
 use crate::index::Index;
 use crate::model::workload::PodSpec;
@@ -211,7 +211,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     }
 
     /// DaemonSet overhead on one instance type of a pool (§6.4).
-    fn daemon_overhead(&self, pool: usize, type_reqs: &Requirements) -> Cow<'_, ResourceList> {
+    fn daemon_overhead(&self, pool: usize, type_reqs: TypeRow) -> Cow<'_, ResourceList> {
         let o = &self.overheads[pool];
         if o.by_type.is_empty() {
             return Cow::Borrowed(&o.always);

@@ -95,13 +95,7 @@ fn add_pool_domains<'p>(
             for t in pool.types() {
                 // An instance type's requirement is a finite set (or `DoesNotExist`): its
                 // smallest member is what `Requirement::any` picks.
-                let v = match t.requirements.get(key) {
-                    Some(tr) if !tr.is_complement() => {
-                        tr.values().first().map(|v| Cow::Borrowed(v.as_str()))
-                    }
-                    Some(tr) => tr.any().map(Cow::Owned),
-                    None => None,
-                };
+                let v = t.requirements.get(key).any();
                 if let Some(v) = v
                     && req.is_none_or(|r| r.has(&v))
                 {

@@ -120,6 +120,17 @@ pub fn parse_source(
             .collect()
     };
     let mut out = ParsedSource::default();
+    // Exactly sized: a one-object file would otherwise hold room for four objects for the
+    // whole run.
+    out.objects.reserve_exact(
+        results
+            .iter()
+            .map(|r| match r {
+                DocResult::Objects(o) => o.len(),
+                _ => 0,
+            })
+            .sum(),
+    );
     for r in results {
         match r {
             DocResult::Empty => {}
@@ -234,7 +245,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             if doc.api_version.is_none() || doc.kind.is_none() {
                 return DocResult::NotObject;
             }
-            let mut objects = Vec::new();
+            let mut objects = Vec::with_capacity(1);
             into_objects(id, offset, *doc, context, &mut objects);
             DocResult::Objects(objects)
         }

@@ -638,6 +638,23 @@ proptest! {
     }
 
     #[test]
+    fn type_rows_answer_as_the_maps(
+        rows in proptest::collection::vec(arb_requirements(), 1..4),
+        pod in arb_requirements(),
+    ) {
+        let table = TypeRows::new(&rows);
+        prop_assert_eq!(table.len(), rows.len());
+        for (i, node) in rows.iter().enumerate() {
+            let row = table.row(i);
+            prop_assert_eq!(row.intersects_ok(&pod), node.intersects_ok(&pod), "{} / {}", node, pod);
+            prop_assert_eq!(row.to_requirements().to_string(), node.to_string());
+            for key in [ZONE, ARCH, TEAM, KEY] {
+                prop_assert_eq!(row.has(key), node.has(key));
+            }
+        }
+    }
+
+    #[test]
     fn intersection_is_commutative(a in arb_composite(), b in arb_composite()) {
         let ab = a.intersection(&b);
         let ba = b.intersection(&a);
