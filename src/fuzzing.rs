@@ -228,3 +228,22 @@ fn node(c: &mut Choices, out: &mut String, depth: usize) {
         _ => out.push_str(&format!("{indent}{key}: {}\n", c.pick(SCALARS))),
     }
 }
+
+/// The skim of unmodelled kinds must never accept a document serde-saphyr rejects (it would
+/// hide a `parse-error`). Panics when it does.
+pub fn skim_agrees(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for (_, doc) in crate::parse::split_documents(&text) {
+        if crate::parse::skim::plainly_valid(doc) {
+            let serde = serde_saphyr::with_deserializer_from_str_with_options(
+                doc,
+                crate::parse::options(),
+                |d| <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d),
+            );
+            assert!(
+                serde.is_ok(),
+                "skim accepted a document serde-saphyr rejects ({serde:?}): {doc:?}"
+            );
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! (`tests/fuzz_regressions/`), then runs a short randomized pass of both fuzz targets'
 //! drivers. The long runs use cargo-fuzz on the targets in `fuzz/` (see docs/performance.md).
 
-use karplint::fuzzing::{lint_bytes, lint_text, manifest_from_bytes};
+use karplint::fuzzing::{lint_bytes, lint_text, manifest_from_bytes, skim_agrees};
 use proptest::prelude::*;
 
 #[test]
@@ -18,6 +18,8 @@ fn regressions_replay_without_panic() {
         // Both targets: the raw bytes, and the manifest they generate.
         lint_bytes(&bytes);
         lint_text(&manifest_from_bytes(&bytes));
+        skim_agrees(&bytes);
+        skim_agrees(manifest_from_bytes(&bytes).as_bytes());
         n += 1;
     }
     assert!(n > 0, "no regression inputs in {}", dir.display());
@@ -29,6 +31,12 @@ proptest! {
     #[test]
     fn arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..512)) {
         lint_bytes(&data);
+    }
+
+    #[test]
+    fn skim_never_accepts_more(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        skim_agrees(&data);
+        skim_agrees(manifest_from_bytes(&data).as_bytes());
     }
 
     #[test]

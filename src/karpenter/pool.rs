@@ -14,7 +14,6 @@ use crate::index::Index;
 use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
 use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -135,9 +134,9 @@ impl TypeRequirementCache {
             .entry(key)
             .or_insert_with(|| {
                 let types = catalog.as_slice();
-                let requirements = TypeRows::from_fn(types.len(), |i| {
+                let requirements = TypeRows::from_labels(types.len(), |i| {
                     let it = &types[i];
-                    Cow::Owned(type_requirements(it, family.os_label(&it.arch), flavor))
+                    type_labels(it, family.os_label(&it.arch), flavor)
                 });
                 Arc::new(TypeTable {
                     requirements,
@@ -280,6 +279,21 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
 /// CPU-only types). Zone and capacity type depend on offerings karplint cannot see and stay
 /// unconstrained.
 pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavor) -> Requirements {
+    type_labels(it, os, flavor)
+        .into_iter()
+        .map(|(k, v)| match v {
+            Some(v) => Requirement::in_values(k, [v]),
+            None => Requirement::does_not_exist(k),
+        })
+        .collect()
+}
+
+/// [`type_requirements`] as (key, value) pairs: `None` is `DoesNotExist`.
+fn type_labels<'c>(
+    it: &'c InstanceType,
+    os: Option<&'c str>,
+    flavor: LabelFlavor,
+) -> Vec<(&'c str, Option<&'c str>)> {
     // (`karpenter.k8s.aws/instance-X`, `eks.amazonaws.com/instance-X`) per suffix, spelled
     // once per run rather than once per type.
     static KEYS: OnceLock<Vec<(String, String)>> = OnceLock::new();
@@ -294,33 +308,18 @@ pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavo
             })
             .collect()
     });
-    let mut reqs = Requirements::new();
+    let mut out = Vec::with_capacity(2 * keys.len() + 3);
     for (key, eks_key) in keys {
         let value = it.label(key);
-        let spellings = match flavor {
-            LabelFlavor::EksAutoMode => &[key, eks_key][..],
-            LabelFlavor::KarpenterAws => &[key][..],
-        };
-        for k in spellings {
-            match value {
-                Some(v) => reqs.add(Requirement::in_values(k, [v])),
-                None => reqs.add(Requirement::does_not_exist(k)),
-            }
+        out.push((key.as_str(), value));
+        if flavor == LabelFlavor::EksAutoMode {
+            out.push((eks_key.as_str(), value));
         }
     }
-    reqs.add(Requirement::in_values(
-        "node.kubernetes.io/instance-type",
-        [it.name.as_str()],
-    ));
-    reqs.add(Requirement::in_values(
-        "kubernetes.io/arch",
-        [it.arch.as_str()],
-    ));
-    match os {
-        Some(os) => reqs.add(Requirement::in_values("kubernetes.io/os", [os])),
-        None => reqs.add(Requirement::does_not_exist("kubernetes.io/os")),
-    }
-    reqs
+    out.push(("node.kubernetes.io/instance-type", Some(it.name.as_str())));
+    out.push(("kubernetes.io/arch", Some(it.arch.as_str())));
+    out.push(("kubernetes.io/os", os));
+    out
 }
 
 /// The node class a NodePool references, if it is in the tree or context.
@@ -508,5 +507,35 @@ impl<'a, 'c> Pool<'a, 'c> {
     /// The span that best stands for this pool in a related note.
     pub fn name_span(&self) -> Span {
         self.obj.name_span()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compact rows of the built-in catalog hold exactly the requirements
+    /// [`type_requirements`] builds, for both label flavours and both OS labels.
+    #[test]
+    fn type_rows_hold_the_type_requirements() {
+        let catalog = Catalog::builtin();
+        let types = catalog.as_slice();
+        for flavor in [LabelFlavor::KarpenterAws, LabelFlavor::EksAutoMode] {
+            for family in [AmiFamily::default(), AmiFamily::Windows2022] {
+                let rows = TypeRows::from_labels(types.len(), |i| {
+                    type_labels(&types[i], family.os_label(&types[i].arch), flavor)
+                });
+                assert_eq!(rows.len(), types.len());
+                for (i, it) in types.iter().enumerate() {
+                    let full = type_requirements(it, family.os_label(&it.arch), flavor);
+                    assert_eq!(
+                        format!("{:?}", rows.row(i).to_requirements()),
+                        format!("{full:?}"),
+                        "{}",
+                        it.name
+                    );
+                }
+            }
+        }
     }
 }

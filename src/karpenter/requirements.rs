@@ -1078,6 +1078,7 @@ pub enum TypeValue {
 }
 
 impl TypeValue {
+    #[cfg(test)]
     fn of(r: Option<&Requirement>) -> TypeValue {
         let Some(r) = r else {
             return TypeValue::Unconstrained;
@@ -1130,29 +1131,46 @@ pub struct TypeRows {
 
 impl TypeRows {
     /// One row per set of requirements, in order.
+    #[cfg(test)]
     pub fn new(rows: &[Requirements]) -> Self {
-        Self::from_fn(rows.len(), |i| std::borrow::Cow::Borrowed(&rows[i]))
+        let keys: BTreeSet<&str> = rows.iter().flat_map(Requirements::keys).collect();
+        let keys: Vec<String> = keys.into_iter().map(str::to_owned).collect();
+        let values = rows
+            .iter()
+            .flat_map(|r| keys.iter().map(|k| TypeValue::of(r.by_key.get(k))))
+            .collect();
+        TypeRows {
+            keys,
+            values,
+            rows: rows.len(),
+        }
     }
 
-    /// `n` rows, row `i` from `row(i)`, which is called twice (for the keys, then for the
-    /// values), so that no more than one row's map exists at a time.
-    pub fn from_fn<'r>(
+    /// `n` rows of labels: row `i` is `row(i)`, a list of (normalised key, value) where a
+    /// value is `key In [value]` and `None` is `key DoesNotExist`, as
+    /// [`Requirements`] built with [`Requirement::in_values`] and
+    /// [`Requirement::does_not_exist`] would hold them. `row` is called twice per row.
+    pub fn from_labels<'k>(
         n: usize,
-        row: impl Fn(usize) -> std::borrow::Cow<'r, Requirements>,
+        row: impl Fn(usize) -> Vec<(&'k str, Option<&'k str>)>,
     ) -> Self {
-        let mut keys: BTreeSet<String> = BTreeSet::new();
+        let mut keys: BTreeSet<&str> = BTreeSet::new();
         for i in 0..n {
-            for k in row(i).keys() {
-                if !keys.contains(k) {
-                    keys.insert(k.to_owned());
-                }
-            }
+            keys.extend(row(i).into_iter().map(|(k, _)| k));
         }
-        let keys: Vec<String> = keys.into_iter().collect();
+        let keys: Vec<String> = keys.into_iter().map(str::to_owned).collect();
         let mut values = Vec::with_capacity(n * keys.len());
         for i in 0..n {
-            let r = row(i);
-            values.extend(keys.iter().map(|k| TypeValue::of(r.by_key.get(k))));
+            let mut labels = row(i);
+            labels.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let mut labels = labels.into_iter().peekable();
+            for key in &keys {
+                values.push(match labels.next_if(|(k, _)| *k == key.as_str()) {
+                    Some((_, Some(v))) => TypeValue::In(v.into()),
+                    Some((_, None)) => TypeValue::DoesNotExist,
+                    None => TypeValue::Unconstrained,
+                });
+            }
         }
         TypeRows {
             keys,

@@ -225,19 +225,32 @@ pub fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<SpannedMap, D::Err
 /// workload) are skipped after parsing.
 pub const READ_ENV: &[&str] = &["ENABLE_POD_ENI"];
 
-/// `env:`, keeping only [`READ_ENV`] variables.
+/// `env:`, keeping only [`READ_ENV`] variables: the others are dropped as they are read.
 pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::EnvVar>, D::Error> {
-    let all: Vec<super::workload::EnvVar> = nullable(d)?;
-    let mut kept: Vec<_> = all
-        .into_iter()
-        .filter(|e| {
-            e.name
-                .as_ref()
-                .is_some_and(|n| READ_ENV.contains(&n.value.as_str()))
-        })
-        .collect();
-    kept.shrink_to_fit();
-    Ok(kept)
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<super::workload::EnvVar>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut kept = Vec::new();
+            while let Some(e) = seq.next_element::<super::workload::EnvVar>()? {
+                if e.name.as_deref().is_some_and(|n| READ_ENV.contains(&n)) {
+                    kept.push(e);
+                }
+            }
+            kept.shrink_to_fit();
+            Ok(kept)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+    }
+    d.deserialize_any(V)
 }
 
 /// A list field: `null` reads as empty, and the vector is shrunk to its length. serde's

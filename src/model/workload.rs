@@ -67,12 +67,13 @@ pub struct Container {
     pub env: Vec<EnvVar>,
 }
 
-/// A container environment variable (`valueFrom` is not read).
+/// A container environment variable (`valueFrom` is not read; no rule points at one, so
+/// no spans).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EnvVar {
-    pub name: Option<Spanned<Str>>,
-    pub value: Option<Spanned<Text>>,
+    pub name: Option<Str>,
+    pub value: Option<Text>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -63,10 +63,10 @@ const DEVICES: &[Device] = &[
                 && o.workload().and_then(|w| w.pod_spec()).is_some_and(|s| {
                     s.containers.iter().any(|c| {
                         c.env.iter().any(|e| {
-                            e.name.as_ref().is_some_and(|n| n.value == "ENABLE_POD_ENI")
+                            e.name.as_deref() == Some("ENABLE_POD_ENI")
                                 && e.value
                                     .as_ref()
-                                    .is_some_and(|v| v.value.as_str().eq_ignore_ascii_case("true"))
+                                    .is_some_and(|v| v.as_str().eq_ignore_ascii_case("true"))
                         })
                     })
                 })
