@@ -307,8 +307,24 @@ impl Timings {
 
     fn mark(&mut self, phase: &str) {
         if let Some(start) = &mut self.0 {
+            // Resident memory so far, where the kernel reports it (Linux).
+            let rss = std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|s| {
+                    let kb = |key: &str| {
+                        s.lines()
+                            .find_map(|l| l.strip_prefix(key))
+                            .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
+                    };
+                    Some(format!(
+                        ", RSS {} MB (peak {} MB)",
+                        kb("VmRSS:")? / 1000,
+                        kb("VmHWM:")? / 1000
+                    ))
+                })
+                .unwrap_or_default();
             eprintln!(
-                "karplint: timings: {phase}: {:.3} s",
+                "karplint: timings: {phase}: {:.3} s{rss}",
                 start.elapsed().as_secs_f64()
             );
             *start = std::time::Instant::now();
