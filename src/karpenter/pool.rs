@@ -274,21 +274,10 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
     out
 }
 
-/// The requirements an instance type satisfies: its labels as `In [v]`, and
-/// `DoesNotExist` for the instance labels it lacks (so `Exists` on a GPU label excludes
-/// CPU-only types). Zone and capacity type depend on offerings karplint cannot see and stay
-/// unconstrained.
-pub fn type_requirements(it: &InstanceType, os: Option<&str>, flavor: LabelFlavor) -> Requirements {
-    type_labels(it, os, flavor)
-        .into_iter()
-        .map(|(k, v)| match v {
-            Some(v) => Requirement::in_values(k, [v]),
-            None => Requirement::does_not_exist(k),
-        })
-        .collect()
-}
-
-/// [`type_requirements`] as (key, value) pairs: `None` is `DoesNotExist`.
+/// The requirements an instance type satisfies, as (key, value) pairs: its labels as
+/// `In [value]`, and `DoesNotExist` (`None`) for the instance labels it lacks (so `Exists`
+/// on a GPU label excludes CPU-only types). Zone and capacity type depend on offerings
+/// karplint cannot see and stay unconstrained.
 fn type_labels<'c>(
     it: &'c InstanceType,
     os: Option<&'c str>,
@@ -514,26 +503,29 @@ impl<'a, 'c> Pool<'a, 'c> {
 mod tests {
     use super::*;
 
-    /// The compact rows of the built-in catalog hold exactly the requirements
-    /// [`type_requirements`] builds, for both label flavours and both OS labels.
+    /// Every built-in type's labels land in its row, for both label flavours and both OS
+    /// labels (the rows' semantics against `Requirements` are a proptest in
+    /// `requirements::tests`).
     #[test]
-    fn type_rows_hold_the_type_requirements() {
+    fn type_rows_hold_the_type_labels() {
         let catalog = Catalog::builtin();
         let types = catalog.as_slice();
         for flavor in [LabelFlavor::KarpenterAws, LabelFlavor::EksAutoMode] {
             for family in [AmiFamily::default(), AmiFamily::Windows2022] {
-                let rows = TypeRows::from_labels(types.len(), |i| {
-                    type_labels(&types[i], family.os_label(&types[i].arch), flavor)
-                });
+                let labels =
+                    |i: usize| type_labels(&types[i], family.os_label(&types[i].arch), flavor);
+                let rows = TypeRows::from_labels(types.len(), labels);
                 assert_eq!(rows.len(), types.len());
                 for (i, it) in types.iter().enumerate() {
-                    let full = type_requirements(it, family.os_label(&it.arch), flavor);
-                    assert_eq!(
-                        format!("{:?}", rows.row(i).to_requirements()),
-                        format!("{full:?}"),
-                        "{}",
-                        it.name
-                    );
+                    let row = rows.row(i);
+                    let labels = labels(i);
+                    let keys: std::collections::BTreeSet<&str> =
+                        labels.iter().map(|(k, _)| *k).collect();
+                    assert_eq!(keys.len(), labels.len(), "{}: keys are distinct", it.name);
+                    for (k, v) in labels {
+                        assert!(row.has(k), "{} {k}", it.name);
+                        assert_eq!(row.get(k).value(), v, "{} {k}", it.name);
+                    }
                 }
             }
         }

@@ -1061,10 +1061,11 @@ impl Extend<Requirement> for Requirements {
     }
 }
 
-/// One instance type's requirements in a table of types that all constrain the same keys:
-/// nearly every one is `In [value]` or `DoesNotExist`, stored as the value alone. A
-/// catalog's types share one sorted key list, so a table of 1,363 types costs a few hundred
-/// kilobytes instead of a `Requirements` map (and a set per value) each.
+/// One instance type's requirement on one key, in a table of types that constrain the same
+/// keys: an instance type's requirements are its labels, each `In [value]` or
+/// `DoesNotExist`, so the value alone is stored. A catalog's types share one sorted key
+/// list, and a table of 1,363 types costs a few hundred kilobytes instead of a
+/// `Requirements` map (and a set per value) each.
 #[derive(Debug, Clone)]
 pub enum TypeValue {
     /// `key In [value]`.
@@ -1073,50 +1074,26 @@ pub enum TypeValue {
     DoesNotExist,
     /// No requirement on the key.
     Unconstrained,
-    /// Any other requirement, kept whole.
-    Other(Box<Requirement>),
 }
 
 impl TypeValue {
-    #[cfg(test)]
-    fn of(r: Option<&Requirement>) -> TypeValue {
-        let Some(r) = r else {
-            return TypeValue::Unconstrained;
-        };
-        let plain = !r.complement
-            && r.greater_than_or_equal.is_none()
-            && r.less_than_or_equal.is_none()
-            && r.min_values.is_none();
-        match r.values.len() {
-            0 if plain => TypeValue::DoesNotExist,
-            1 if plain => TypeValue::In(r.values.first().map(String::as_str).unwrap_or("").into()),
-            _ => TypeValue::Other(Box::new(r.clone())),
-        }
-    }
-
-    /// [`Requirement::any`]: the value a new node of this type would be labelled with.
-    pub fn any(&self) -> Option<std::borrow::Cow<'_, str>> {
-        use std::borrow::Cow;
+    /// The value of `In [value]`: what [`Requirement::any`] would pick to label a node.
+    pub fn value(&self) -> Option<&str> {
         match self {
-            TypeValue::In(v) => Some(Cow::Borrowed(v.as_str())),
+            TypeValue::In(v) => Some(v),
             TypeValue::DoesNotExist | TypeValue::Unconstrained => None,
-            TypeValue::Other(r) if !r.complement => {
-                r.values.first().map(|v| Cow::Borrowed(v.as_str()))
-            }
-            TypeValue::Other(r) => r.any().map(Cow::Owned),
         }
     }
 
     /// Whether `incoming` (a pod's or a NodePool's requirement on the same key) leaves no value
-    /// this type can have, and is no lenient pair: [`Requirements::intersects_ok`] per key.
+    /// this type can have, and is no lenient pair: [`Requirements::intersects_ok`] per key
+    /// (`In [v]` ∩ `incoming` is empty exactly when `incoming` does not have `v`; a
+    /// `DoesNotExist` conflicts with every requirement but `NotIn` and `DoesNotExist`).
     fn conflicts(&self, incoming: &Requirement) -> bool {
         match self {
             TypeValue::In(v) => !incoming.has(v),
             TypeValue::DoesNotExist => !lenient(incoming),
             TypeValue::Unconstrained => false,
-            TypeValue::Other(node) => {
-                node.intersection_is_empty(incoming) && !(lenient(incoming) && lenient(node))
-            }
         }
     }
 }
@@ -1130,24 +1107,8 @@ pub struct TypeRows {
 }
 
 impl TypeRows {
-    /// One row per set of requirements, in order.
-    #[cfg(test)]
-    pub fn new(rows: &[Requirements]) -> Self {
-        let keys: BTreeSet<&str> = rows.iter().flat_map(Requirements::keys).collect();
-        let keys: Vec<String> = keys.into_iter().map(str::to_owned).collect();
-        let values = rows
-            .iter()
-            .flat_map(|r| keys.iter().map(|k| TypeValue::of(r.by_key.get(k))))
-            .collect();
-        TypeRows {
-            keys,
-            values,
-            rows: rows.len(),
-        }
-    }
-
-    /// `n` rows of labels: row `i` is `row(i)`, a list of (normalised key, value) where a
-    /// value is `key In [value]` and `None` is `key DoesNotExist`, as
+    /// `n` rows of labels: row `i` is `row(i)`, a list of (normalised key, value) with
+    /// distinct keys, where a value is `key In [value]` and `None` is `key DoesNotExist`, as
     /// [`Requirements`] built with [`Requirement::in_values`] and
     /// [`Requirement::does_not_exist`] would hold them. `row` is called twice per row.
     pub fn from_labels<'k>(
@@ -1229,20 +1190,6 @@ impl<'a> TypeRow<'a> {
             .by_key
             .iter()
             .any(|(key, incoming)| self.get(key).conflicts(incoming))
-    }
-
-    /// The type's requirements as a map.
-    pub fn to_requirements(&self) -> Requirements {
-        let mut out = Requirements::new();
-        for (key, value) in self.keys.iter().zip(self.values) {
-            match value {
-                TypeValue::In(v) => out.add(Requirement::in_values(key, [v.as_str()])),
-                TypeValue::DoesNotExist => out.add(Requirement::does_not_exist(key)),
-                TypeValue::Unconstrained => {}
-                TypeValue::Other(r) => out.add((**r).clone()),
-            }
-        }
-        out
     }
 }
 

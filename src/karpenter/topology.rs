@@ -95,7 +95,7 @@ fn add_pool_domains<'p>(
             for t in pool.types() {
                 // An instance type's requirement is a finite set (or `DoesNotExist`): its
                 // smallest member is what `Requirement::any` picks.
-                let v = t.requirements.get(key).any();
+                let v = t.requirements.get(key).value().map(Cow::Borrowed);
                 if let Some(v) = v
                     && req.is_none_or(|r| r.has(&v))
                 {

@@ -4,9 +4,11 @@
 //! serde-saphyr loses spans inside `#[serde(tag)]`/`untagged`/`flatten`, so the kind
 //! dispatch is done by hand here: a map visitor sees `apiVersion` and `kind` (which
 //! manifests nearly always write first) and picks the typed deserializer for `spec` and the
-//! other fields. Documents of kinds the model does not use are skipped with `IgnoredAny`,
-//! never built into a tree. In the rare document where a body field comes before `kind`,
-//! the visitor notes it and the caller parses that document again with the kind known.
+//! other fields. Documents of kinds the model does not use are never built into a tree:
+//! with [`DocSeed::header_only`] the visitor stops after their header (the caller checks
+//! the rest with [`super::skim`]), otherwise their body is skipped with `IgnoredAny`. In
+//! the rare document where a body field comes before `kind`, the visitor notes it and the
+//! caller parses that document again with the kind known.
 
 use crate::model::cluster::{
     AutoscalerSpec, EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,

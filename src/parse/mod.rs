@@ -3,8 +3,10 @@
 //! Each source is checked (UTF-8, binary, BOM), split into YAML documents at column-0
 //! `---` markers (which YAML forbids inside content, so the split is exact), and each
 //! document is deserialized on its own: a broken document becomes one `parse-error` and the
-//! others are still linted. Unrendered Helm templates are recognised and skipped with a
-//! note instead of being reported as syntax errors.
+//! others are still linted. A document of a kind the model does not use is deserialized
+//! only as far as its header, and the rest is checked by [`skim`]. Unrendered Helm
+//! templates are recognised and skipped with a note instead of being reported as syntax
+//! errors.
 
 pub mod document;
 pub mod skim;

@@ -639,17 +639,32 @@ proptest! {
 
     #[test]
     fn type_rows_answer_as_the_maps(
-        rows in proptest::collection::vec(arb_requirements(), 1..4),
+        rows in proptest::collection::vec(
+            proptest::collection::btree_map(
+                prop_oneof![Just(ZONE), Just(ARCH), Just(TEAM), Just(KEY)],
+                proptest::option::of(proptest::sample::select(UNIVERSE)),
+                0..4,
+            ),
+            1..4,
+        ),
         pod in arb_requirements(),
     ) {
-        let table = TypeRows::new(&rows);
+        let table = TypeRows::from_labels(rows.len(), |i| rows[i].iter().map(|(k, v)| (*k, *v)).collect());
         prop_assert_eq!(table.len(), rows.len());
-        for (i, node) in rows.iter().enumerate() {
+        for (i, labels) in rows.iter().enumerate() {
+            let node: Requirements = labels
+                .iter()
+                .map(|(k, v)| match v {
+                    Some(v) => Requirement::in_values(k, [*v]),
+                    None => Requirement::does_not_exist(k),
+                })
+                .collect();
             let row = table.row(i);
             prop_assert_eq!(row.intersects_ok(&pod), node.intersects_ok(&pod), "{} / {}", node, pod);
-            prop_assert_eq!(row.to_requirements().to_string(), node.to_string());
             for key in [ZONE, ARCH, TEAM, KEY] {
                 prop_assert_eq!(row.has(key), node.has(key));
+                let any = node.get(key).and_then(Requirement::any);
+                prop_assert_eq!(row.get(key).value().map(str::to_owned), any);
             }
         }
     }
