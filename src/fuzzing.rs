@@ -230,7 +230,8 @@ fn node(c: &mut Choices, out: &mut String, depth: usize) {
 }
 
 /// The skim of unmodelled kinds must never accept a document serde-saphyr rejects (it would
-/// hide a `parse-error`). Panics when it does.
+/// hide a `parse-error`): neither into `IgnoredAny`, nor through the document visitor once
+/// a header was read. Panics when it does.
 pub fn skim_agrees(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     for (_, doc) in crate::parse::split_documents(&text) {
@@ -245,5 +246,9 @@ pub fn skim_agrees(data: &[u8]) {
                 "skim accepted a document serde-saphyr rejects ({serde:?}): {doc:?}"
             );
         }
+        assert!(
+            !crate::parse::skim::hides_an_error(doc),
+            "skim accepted a document the document path rejects: {doc:?}"
+        );
     }
 }

@@ -307,7 +307,8 @@ impl Timings {
 
     fn mark(&mut self, phase: &str) {
         if let Some(start) = &mut self.0 {
-            // Resident memory so far, where the kernel reports it (Linux).
+            // Resident memory so far, where the kernel reports it (Linux; kB there are KiB,
+            // and MB here MiB, as in scripts/bench.sh).
             let rss = std::fs::read_to_string("/proc/self/status")
                 .ok()
                 .and_then(|s| {
@@ -318,8 +319,8 @@ impl Timings {
                     };
                     Some(format!(
                         ", RSS {} MB (peak {} MB)",
-                        kb("VmRSS:")? / 1000,
-                        kb("VmHWM:")? / 1000
+                        kb("VmRSS:")? / 1024,
+                        kb("VmHWM:")? / 1024
                     ))
                 })
                 .unwrap_or_default();

@@ -433,6 +433,12 @@ fn errors_after_the_header_of_unmodelled_kinds() {
         "only the good file's object"
     );
 
+    // A null top-level key after the header: the document visitor cannot read it as a name.
+    let null_key = format!("{header}  a: \"1\"\n~: 1\n");
+    let run = lint_with("null-key.yaml", null_key.as_bytes());
+    parse_error_message(&run, "null-key.yaml");
+    assert_eq!(run.of("parse-error", "null-key.yaml")[0]["line"], 7);
+
     let fine = format!("{header}  a: \"1\"\n  b: [1, 2]\n");
     let run = lint_with("fine.yaml", fine.as_bytes());
     assert!(run.of("parse-error", "fine.yaml").is_empty());

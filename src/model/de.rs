@@ -226,14 +226,17 @@ pub fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<SpannedMap, D::Err
 pub const READ_ENV: &[&str] = &["ENABLE_POD_ENI"];
 
 /// `env:`, keeping only [`READ_ENV`] variables: the others are dropped as they are read.
+/// Read as `Option<Vec<_>>` is (an option, then a sequence), so a wrong shape gets the same
+/// message and position as every other list field.
 pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::EnvVar>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Vec<super::workload::EnvVar>;
+    type Kept = Vec<super::workload::EnvVar>;
+    struct Seq;
+    impl<'de> Visitor<'de> for Seq {
+        type Value = Kept;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a sequence")
         }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Kept, A::Error> {
             let mut kept = Vec::new();
             while let Some(e) = seq.next_element::<super::workload::EnvVar>()? {
                 if e.name.as_deref().is_some_and(|n| READ_ENV.contains(&n)) {
@@ -243,14 +246,24 @@ pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::
             kept.shrink_to_fit();
             Ok(kept)
         }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+    }
+    struct Opt;
+    impl<'de> Visitor<'de> for Opt {
+        type Value = Kept;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("option")
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Kept, D::Error> {
+            d.deserialize_seq(Seq)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Kept, E> {
             Ok(Vec::new())
         }
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        fn visit_unit<E: de::Error>(self) -> Result<Kept, E> {
             Ok(Vec::new())
         }
     }
-    d.deserialize_any(V)
+    d.deserialize_option(Opt)
 }
 
 /// A list field: `null` reads as empty, and the vector is shrunk to its length. serde's

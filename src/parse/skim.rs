@@ -34,7 +34,8 @@ enum Frame<'a> {
 }
 
 /// Whether serde-saphyr, with karplint's [`super::options`], certainly accepts `text` (one
-/// YAML document) when it deserializes it into `IgnoredAny`.
+/// YAML document) when it deserializes it into `IgnoredAny`, and the document visitor
+/// ([`super::document`]) can read every top-level key as a name.
 pub fn plainly_valid(text: &str) -> bool {
     let budget = super::budget();
     let parser_options = granit_parser::options! {
@@ -147,13 +148,24 @@ pub fn plainly_valid(text: &str) -> bool {
     true
 }
 
-/// A plain key serde-saphyr compares by its text: not one it reads as an integer (`1` and
-/// `0x1` are the same key to it) and not a merge key.
+/// For tests and fuzzing, on one document as production treats it: whether it is of an
+/// unmodelled kind, the skim accepts it, and yet the full document path rejects it (the
+/// one outcome that would hide a `parse-error`).
+pub fn hides_an_error(text: &str) -> bool {
+    use super::{DocRoot, deserialize};
+    matches!(deserialize(text, None, true), Ok(DocRoot::Header(_)))
+        && plainly_valid(text)
+        && deserialize(text, None, false).is_err()
+}
+
+/// A plain key serde-saphyr reads as text and compares by its text: not one it reads as an
+/// integer (`1` and `0x1` are the same key to it), not a null (which the document visitor
+/// cannot read as a top-level key name), and not a merge key.
 fn plain_key_is_text(key: &str) -> bool {
     !matches!(
         key.as_bytes().first(),
         Some(b'0'..=b'9' | b'+' | b'-' | b'.')
-    ) && key != "<<"
+    ) && !matches!(key, "" | "~" | "null" | "Null" | "NULL" | "<<")
 }
 
 /// A plain scalar that might resolve to an infinite or NaN float, which serde-saphyr
@@ -170,7 +182,7 @@ fn maybe_non_finite(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::plainly_valid;
+    use super::{hides_an_error, plainly_valid};
     use serde::de::IgnoredAny;
 
     fn serde_accepts(text: &str) -> bool {
@@ -210,6 +222,11 @@ mod tests {
             "a: -.INF\n",
             "a: [\n",
             "a: b: c\n",
+            "~: 1\n",
+            "null: 1\n",
+            ": 1\n",
+            "? \n: 1\n",
+            "{a: 1, : 2}\n",
         ] {
             assert!(!plainly_valid(text), "{text}");
         }
@@ -226,6 +243,19 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(4000))]
+        /// After a ConfigMap's header, whatever the skim accepts the document visitor
+        /// accepts too.
+        #[test]
+        fn never_laxer_than_the_document_path(tokens in proptest::collection::vec(proptest::sample::select(vec![
+            "a", "b", "k", ":", ": ", " ", "  ", "\n", "\n  ", "- ", "[", "]", "{", "}", ", ",
+            "\"", "'", "\"q\"", "&x ", "*x", "!!str ", "1", "0x1", "1e999", ".inf", "-", "~",
+            "null", "true", "\t", "# c", "|\n", "? ", "<<", "apiVersion", "kind", "metadata",
+        ]), 0..30)) {
+            let text = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a}}\ndata: 1\n{}", tokens.concat());
+            proptest::prop_assert!(!hides_an_error(&text), "{:?}", text);
+        }
+
+
         /// Whatever the skim accepts, serde-saphyr accepts too.
         #[test]
         fn never_laxer_than_serde(tokens in proptest::collection::vec(proptest::sample::select(vec![
