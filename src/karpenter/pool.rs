@@ -134,10 +134,12 @@ impl TypeRequirementCache {
             .entry(key)
             .or_insert_with(|| {
                 let types = catalog.as_slice();
-                let requirements = TypeRows::from_labels(types.len(), |i| {
-                    let it = &types[i];
-                    type_labels(it, family.os_label(&it.arch), flavor)
-                });
+                let requirements = TypeRows::from_labels(
+                    types
+                        .iter()
+                        .map(|it| type_labels(it, family.os_label(&it.arch), flavor))
+                        .collect(),
+                );
                 Arc::new(TypeTable {
                     requirements,
                     allowed: Memo::default(),
@@ -514,7 +516,7 @@ mod tests {
             for family in [AmiFamily::default(), AmiFamily::Windows2022] {
                 let labels =
                     |i: usize| type_labels(&types[i], family.os_label(&types[i].arch), flavor);
-                let rows = TypeRows::from_labels(types.len(), labels);
+                let rows = TypeRows::from_labels((0..types.len()).map(labels).collect());
                 assert_eq!(rows.len(), types.len());
                 for (i, it) in types.iter().enumerate() {
                     let row = rows.row(i);

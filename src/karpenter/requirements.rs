@@ -1107,22 +1107,16 @@ pub struct TypeRows {
 }
 
 impl TypeRows {
-    /// `n` rows of labels: row `i` is `row(i)`, a list of (normalised key, value) with
-    /// distinct keys, where a value is `key In [value]` and `None` is `key DoesNotExist`, as
-    /// [`Requirements`] built with [`Requirement::in_values`] and
-    /// [`Requirement::does_not_exist`] would hold them. `row` is called twice per row.
-    pub fn from_labels<'k>(
-        n: usize,
-        row: impl Fn(usize) -> Vec<(&'k str, Option<&'k str>)>,
-    ) -> Self {
-        let mut keys: BTreeSet<&str> = BTreeSet::new();
-        for i in 0..n {
-            keys.extend(row(i).into_iter().map(|(k, _)| k));
-        }
+    /// One row per list of labels: (normalised key, value) pairs with distinct keys, where
+    /// a value is `key In [value]` and `None` is `key DoesNotExist`, as [`Requirements`]
+    /// built with [`Requirement::in_values`] and [`Requirement::does_not_exist`] would hold
+    /// them.
+    pub fn from_labels(rows: Vec<Vec<(&str, Option<&str>)>>) -> Self {
+        let keys: BTreeSet<&str> = rows.iter().flatten().map(|(k, _)| *k).collect();
         let keys: Vec<String> = keys.into_iter().map(str::to_owned).collect();
+        let n = rows.len();
         let mut values = Vec::with_capacity(n * keys.len());
-        for i in 0..n {
-            let mut labels = row(i);
+        for mut labels in rows {
             labels.sort_unstable_by(|a, b| a.0.cmp(b.0));
             let mut labels = labels.into_iter().peekable();
             for key in &keys {

@@ -649,7 +649,7 @@ proptest! {
         ),
         pod in arb_requirements(),
     ) {
-        let table = TypeRows::from_labels(rows.len(), |i| rows[i].iter().map(|(k, v)| (*k, *v)).collect());
+        let table = TypeRows::from_labels(rows.iter().map(|r| r.iter().map(|(k, v)| (*k, *v)).collect()).collect());
         prop_assert_eq!(table.len(), rows.len());
         for (i, labels) in rows.iter().enumerate() {
             let node: Requirements = labels
