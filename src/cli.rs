@@ -173,7 +173,12 @@ pub fn run() -> i32 {
 
 fn print_out(s: &str) -> i32 {
     let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+    output_status(out.write_all(s.as_bytes()).and_then(|_| out.flush()))
+}
+
+/// The exit status of writing to standard output.
+fn output_status(written: std::io::Result<()>) -> i32 {
+    match written {
         Ok(()) => 0,
         // A closed pipe (`karplint | head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
@@ -426,16 +431,28 @@ fn run_lint(args: &LintArgs) -> i32 {
             && !args.no_color
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             && std::io::stdout().is_terminal();
-        let text = match format {
-            Format::Human => human::render(report, &texts, human::Style { color, width }),
-            Format::Json => json::render(report, &texts),
-            Format::Sarif => sarif::render(report, &texts),
-            Format::Github => github::render(report, &texts),
-            Format::Markdown => markdown::render(report, &texts),
+        // JSON and SARIF stream into the destination: a large run's output (megabytes) is
+        // never held whole beside the model.
+        let write = |w: &mut dyn Write| -> std::io::Result<()> {
+            let text = match format {
+                Format::Json => return json::write(report, &texts, w),
+                Format::Sarif => return sarif::write(report, &texts, w),
+                Format::Human => human::render(report, &texts, human::Style { color, width }),
+                Format::Github => github::render(report, &texts),
+                Format::Markdown => markdown::render(report, &texts),
+            };
+            w.write_all(text.as_bytes())
         };
         let written = match dest {
-            Destination::Stdout => print_out(&text),
-            Destination::File(p) => match std::fs::write(p, text) {
+            Destination::Stdout => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                output_status(write(&mut out).and_then(|_| out.flush()))
+            }
+            Destination::File(p) => match std::fs::File::create(p).and_then(|f| {
+                let mut out = std::io::BufWriter::new(f);
+                write(&mut out)?;
+                out.flush()
+            }) {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("karplint: writing {}: {e}", p.display());

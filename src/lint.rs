@@ -117,29 +117,42 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         inputs.push(i);
     }
 
-    let mut sources: Vec<Source> = inputs
-        .iter()
-        .map(|i| match i {
-            Input::Stdin => Source {
+    // The inputs' paths move into the sources: a large tree's file list is held once.
+    let mut sources: Vec<Source> = Vec::with_capacity(inputs.len());
+    let mut stdin_read = false;
+    for i in inputs {
+        sources.push(match i {
+            // Standard input is read once, for its first mention.
+            Input::Stdin if stdin_read => Source {
                 name: "<stdin>".into(),
                 path: None,
                 text: None,
                 context: false,
             },
+            Input::Stdin => {
+                stdin_read = true;
+                let mut buf = Vec::new();
+                let text = match stdin.read_to_end(&mut buf) {
+                    Ok(_) => Some(String::from_utf8_lossy(&buf).into_owned()),
+                    Err(e) => {
+                        io_errors.push(format!("<stdin>: {e}"));
+                        None
+                    }
+                };
+                Source {
+                    name: "<stdin>".into(),
+                    path: None,
+                    text,
+                    context: false,
+                }
+            }
             Input::File { path, context } => Source {
-                name: display_path(path),
-                path: Some(path.clone()),
+                name: display_path(&path),
+                path: Some(path),
                 text: None,
-                context: *context,
+                context,
             },
-        })
-        .collect();
-    if let Some(i) = inputs.iter().position(|i| *i == Input::Stdin) {
-        let mut buf = Vec::new();
-        match stdin.read_to_end(&mut buf) {
-            Ok(_) => sources[i].text = Some(String::from_utf8_lossy(&buf).into_owned()),
-            Err(e) => io_errors.push(format!("<stdin>: {e}")),
-        }
+        });
     }
 
     let progress = crate::progress::Progress::start(sources.len());
@@ -193,7 +206,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
                     }
                 } else {
                     summary.documents += p.documents;
-                    summary.objects += p.objects.len();
+                    summary.objects += p.object_count;
                     not_objects += p.not_objects;
                     findings.extend(p.problems.into_iter().map(|pr| {
                         Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message)
@@ -333,9 +346,12 @@ impl Timings {
     }
 }
 
+/// The path as shown to the user, without a leading `./`, in a string of exactly its length
+/// (one per file of the run).
 fn display_path(p: &std::path::Path) -> String {
     let s = p.display().to_string();
-    s.strip_prefix("./").map(str::to_owned).unwrap_or(s)
+    let s = s.strip_prefix("./").unwrap_or(&s);
+    s.to_owned()
 }
 
 /// Reads and parses a source; the flag tells whether its text holds a suppression comment.

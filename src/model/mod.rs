@@ -181,6 +181,17 @@ pub struct Object {
 }
 
 impl Object {
+    /// Whether any rule reads this object. Objects of unmodelled kinds are read only in
+    /// Karpenter's own API groups (old generations, NodeOverlay); ConfigMaps, CRDs and
+    /// Services are counted and dropped, so a large tree's model does not hold their headers.
+    pub fn is_read(&self) -> bool {
+        self.kind != Kind::Other
+            || self
+                .api_version
+                .rsplit_once('/')
+                .is_some_and(|(group, _)| matches!(group, "karpenter.sh" | "karpenter.k8s.aws"))
+    }
+
     /// Absolute span of a spanned value. Containers have zero-length spans at their first
     /// token; scalars and keys have exact spans.
     pub fn span<T>(&self, v: &Spanned<T>) -> Span {
@@ -236,7 +247,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_labels_rules_read_are_kept() {
+    fn only_objects_and_labels_rules_read_are_kept() {
         let yaml = "\
 apiVersion: apps/v1
 kind: Deployment
@@ -255,8 +266,19 @@ kind: Service
 metadata:
   name: c
   labels: {app: c}
+---
+apiVersion: karpenter.sh/v1beta1
+kind: NodeClaim
+metadata:
+  name: d
+  labels: {app: d}
 ";
-        let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+        let parsed = crate::parse::parse_source(0, yaml, false, false);
+        // The Service is counted but not kept; the old NodeClaim is kept for
+        // deprecated-karpenter-api, without labels.
+        assert_eq!(parsed.object_count, 4);
+        let objects = parsed.objects;
+        assert_eq!(objects.len(), 3);
         let keys = |o: &Object| -> Vec<String> {
             o.meta.labels.iter().map(|(k, _)| k.to_string()).collect()
         };

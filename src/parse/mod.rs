@@ -50,7 +50,10 @@ pub struct ParseProblem {
 /// Everything the parse stage learned from one source.
 #[derive(Debug, Default)]
 pub struct ParsedSource {
+    /// The objects rules read (see [`Object::is_read`]).
     pub objects: Vec<Object>,
+    /// Objects found, including those of unmodelled kinds that are only counted.
+    pub object_count: usize,
     pub problems: Vec<ParseProblem>,
     /// Non-empty documents seen.
     pub documents: usize,
@@ -128,7 +131,7 @@ pub fn parse_source(
         results
             .iter()
             .map(|r| match r {
-                DocResult::Objects(o) => o.len(),
+                DocResult::Objects(o, _) => o.len(),
                 _ => 0,
             })
             .sum(),
@@ -140,8 +143,9 @@ pub fn parse_source(
                 out.documents += 1;
                 out.not_objects += 1;
             }
-            DocResult::Objects(objs) => {
+            DocResult::Objects(objs, count) => {
                 out.documents += 1;
+                out.object_count += count;
                 out.objects.extend(objs);
             }
             DocResult::Problem(p) => {
@@ -208,7 +212,8 @@ fn is_marker(line: &[u8], marker: &[u8]) -> bool {
 enum DocResult {
     Empty,
     NotObject,
-    Objects(Vec<Object>),
+    /// The objects kept, and how many were found.
+    Objects(Vec<Object>, usize),
     Problem(ParseProblem),
 }
 
@@ -247,9 +252,9 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             if doc.api_version.is_none() || doc.kind.is_none() {
                 return DocResult::NotObject;
             }
-            let mut objects = Vec::with_capacity(1);
-            into_objects(id, offset, *doc, context, &mut objects);
-            DocResult::Objects(objects)
+            let mut objects = Vec::new();
+            let count = into_objects(id, offset, *doc, context, &mut objects);
+            DocResult::Objects(objects, count)
         }
     }
 }
@@ -261,18 +266,26 @@ fn classify(doc: &RawDoc) -> Option<Kind> {
     }
 }
 
-/// Turns a document (and the items of a List) into objects. Documents of kinds the model
-/// does not use are kept as header-only objects so they can be counted and selected.
-fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &mut Vec<Object>) {
-    let Some(kind) = classify(&doc) else { return };
+/// Turns a document (and the items of a List) into objects, and returns how many it found.
+/// Objects of kinds the model does not use are counted; only those rules read are kept, as
+/// header-only objects.
+fn into_objects(
+    id: SourceId,
+    offset: usize,
+    doc: RawDoc,
+    context: bool,
+    out: &mut Vec<Object>,
+) -> usize {
+    let Some(kind) = classify(&doc) else { return 0 };
     let (Some(api), Some(k)) = (doc.api_version, doc.kind) else {
-        return;
+        return 0;
     };
     if kind == Kind::List {
-        for item in doc.items {
-            into_objects(id, offset, item, context, out);
-        }
-        return;
+        return doc
+            .items
+            .into_iter()
+            .map(|item| into_objects(id, offset, item, context, out))
+            .sum();
     }
     // Unmodelled kinds are counted as objects but carry nothing rules read.
     let (kind, body) = match doc.body {
@@ -298,7 +311,10 @@ fn into_objects(id: SourceId, offset: usize, doc: RawDoc, context: bool, out: &m
     o.api_version_span = o.span(&api);
     o.api_version = api.value.0;
     o.kind_name = k.value.0;
-    out.push(o);
+    if o.is_read() {
+        out.push(o);
+    }
+    1
 }
 
 struct DocError {
