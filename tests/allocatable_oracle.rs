@@ -106,8 +106,13 @@ fn builtin_catalog_is_up_to_date_with_the_table() {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         expected.insert(LABEL_INSTANCE_TYPE.into(), name.clone());
+        let labels: BTreeMap<String, String> = it
+            .labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         assert_eq!(
-            it.labels, expected,
+            labels, expected,
             "{name}: labels differ: run scripts/gen-catalog.py"
         );
         assert_eq!(

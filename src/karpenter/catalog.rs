@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::model::de::Str;
 use crate::quantity::{Quantity, ResourceList};
 
 /// `node.kubernetes.io/instance-type`.
@@ -148,7 +149,7 @@ pub struct InstanceType {
     /// `instance-hypervisor` with an empty value, as Karpenter inserts `In [""]`.
     /// `kubernetes.io/os` is `linux`; Windows AMI families change it, see
     /// [`super::allocatable::AmiFamily::os_label`].
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     /// `kubernetes.io/arch` value: `amd64` or `arm64`.
     pub arch: String,
     /// `kubernetes.io/os` value for Linux AMI families: `linux`.
@@ -171,7 +172,7 @@ pub struct InstanceType {
 impl InstanceType {
     /// The value of a label, if the type has it.
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels.get(key).map(String::as_str)
+        self.labels.get(key)
     }
 
     /// Extended-resource capacity (`nvidia.com/gpu`, …), zero when the type has none.
@@ -181,20 +182,20 @@ impl InstanceType {
 
     fn new(
         name: String,
-        mut labels: BTreeMap<String, String>,
+        mut labels: BTreeMap<&'static str, String>,
         vcpus: u32,
         memory_mib: u64,
         eni_limited_pods: u32,
         ipv4_per_interface: Option<u32>,
         extended: &[(&str, u64)],
     ) -> Self {
-        labels.insert(LABEL_INSTANCE_TYPE.to_string(), name.clone());
+        labels.insert(LABEL_INSTANCE_TYPE, name.clone());
         for (k, v) in derived_name_labels(&name) {
-            labels.insert(k.to_string(), v);
+            labels.insert(k, v);
         }
         let arch = labels.get(LABEL_ARCH).cloned().unwrap_or_default();
         let os = labels
-            .entry(LABEL_OS.to_string())
+            .entry(LABEL_OS)
             .or_insert_with(|| "linux".to_string())
             .clone();
         let mut capacity = ResourceList::new()
@@ -214,7 +215,7 @@ impl InstanceType {
         }
         InstanceType {
             name,
-            labels,
+            labels: Labels(labels.into_iter().map(|(k, v)| (k, Str::from(v))).collect()),
             arch,
             os,
             vcpus,
@@ -223,6 +224,25 @@ impl InstanceType {
             ipv4_per_interface,
             capacity,
         }
+    }
+}
+
+/// An instance type's labels, sorted by key. Keys are the built-in table's column names or
+/// the well-known constants (static text); values are inline up to 24 bytes. The built-in
+/// catalog holds ~25,000 of them in every run, so a map of owned strings here was 3 MB.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Labels(Box<[(&'static str, Str)]>);
+
+impl Labels {
+    /// The value of a label, if the type has it.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let i = self.0.binary_search_by(|(k, _)| (*k).cmp(key)).ok()?;
+        Some(self.0[i].1.as_str())
+    }
+
+    /// Every label, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.0.iter().map(|(k, v)| (*k, v.as_str()))
     }
 }
 
@@ -334,7 +354,7 @@ impl Catalog {
     }
 
     /// Parses the `data/instance-types.tsv` layout (see the file's header comment).
-    pub fn from_tsv(text: &str) -> Result<Catalog, CatalogError> {
+    pub fn from_tsv(text: &'static str) -> Result<Catalog, CatalogError> {
         let mut lines = text
             .lines()
             .enumerate()
@@ -373,9 +393,9 @@ impl Catalog {
                         if let Some(res) = c.strip_prefix("capacity:") {
                             extended.push((res, num(cell)?));
                         } else if *cell == "\"\"" {
-                            labels.insert(c.to_string(), String::new());
+                            labels.insert(c, String::new());
                         } else if !cell.is_empty() {
-                            labels.insert(c.to_string(), (*cell).to_string());
+                            labels.insert(c, (*cell).to_string());
                         }
                     }
                 }
@@ -457,8 +477,8 @@ fn instance_type_from_info(info: &Value) -> Result<InstanceType, CatalogError> {
     let builtin = Catalog::builtin().get(&name);
 
     let mut labels = BTreeMap::new();
-    let mut set = |k: &str, v: String| {
-        labels.insert(k.to_string(), v);
+    let mut set = |k: &'static str, v: String| {
+        labels.insert(k, v);
     };
     // Architecture: the first recognised one; otherwise Go's fmt of the list, as Karpenter.
     let archs: Vec<&str> = path(info, &["ProcessorInfo", "SupportedArchitectures"])
