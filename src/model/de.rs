@@ -102,8 +102,11 @@ impl<'de> Deserialize<'de> for Text {
 
 /// A string-keyed map that keeps the span of every key and value (labels, nodeSelector,
 /// resource lists), in document order.
+///
+/// A boxed slice, not a vector: the model holds a dozen of these per workload, most empty
+/// or of one to three entries, and never grows them after parsing.
 #[derive(Debug, Clone, Default)]
-pub struct SpannedMap(pub Vec<(Spanned<Str>, Spanned<Text>)>);
+pub struct SpannedMap(pub Box<[(Spanned<Str>, Spanned<Text>)]>);
 
 impl SpannedMap {
     pub fn get(&self, key: &str) -> Option<&Spanned<Text>> {
@@ -157,8 +160,7 @@ impl<'de> Visitor<'de> for MapVisitor {
         }
         // Most maps hold one to three entries; the growth slack would otherwise be kept for
         // every object of the run.
-        out.shrink_to_fit();
-        Ok(SpannedMap(out))
+        Ok(SpannedMap(out.into_boxed_slice()))
     }
     fn visit_unit<E: de::Error>(self) -> Result<SpannedMap, E> {
         Ok(SpannedMap::default())
@@ -228,8 +230,10 @@ pub const READ_ENV: &[&str] = &["ENABLE_POD_ENI"];
 /// `env:`, keeping only [`READ_ENV`] variables: the others are dropped as they are read.
 /// Read as `Option<Vec<_>>` is (an option, then a sequence), so a wrong shape gets the same
 /// message and position as every other list field.
-pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::EnvVar>, D::Error> {
-    type Kept = Vec<super::workload::EnvVar>;
+pub fn env_vars<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Box<[super::workload::EnvVar]>, D::Error> {
+    type Kept = Box<[super::workload::EnvVar]>;
     struct Seq;
     impl<'de> Visitor<'de> for Seq {
         type Value = Kept;
@@ -243,8 +247,7 @@ pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::
                     kept.push(e);
                 }
             }
-            kept.shrink_to_fit();
-            Ok(kept)
+            Ok(kept.into_boxed_slice())
         }
     }
     struct Opt;
@@ -257,10 +260,10 @@ pub fn env_vars<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::workload::
             d.deserialize_seq(Seq)
         }
         fn visit_none<E: de::Error>(self) -> Result<Kept, E> {
-            Ok(Vec::new())
+            Ok(Kept::default())
         }
         fn visit_unit<E: de::Error>(self) -> Result<Kept, E> {
-            Ok(Vec::new())
+            Ok(Kept::default())
         }
     }
     d.deserialize_option(Opt)
@@ -277,4 +280,14 @@ where
     let mut v: Vec<T> = nullable(d)?;
     v.shrink_to_fit();
     Ok(v)
+}
+
+/// A list field the model keeps as a boxed slice (two words, no growth slack): `null` reads
+/// as empty. For the lists every workload carries (containers, volumes, tolerations, …).
+pub fn list<'de, D, T>(d: D) -> Result<Box<[T]>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(nullable::<D, Vec<T>>(d)?.into_boxed_slice())
 }

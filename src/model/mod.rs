@@ -34,7 +34,8 @@ pub type SourceId = usize;
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
     pub name: Option<Spanned<Str>>,
-    pub generate_name: Option<Spanned<Str>>,
+    /// Boxed: most objects have a `name` instead.
+    pub generate_name: Option<Box<Spanned<Str>>>,
     pub namespace: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
@@ -48,15 +49,15 @@ impl ObjectMeta {
     /// controllers only `app.kubernetes.io/name` (which names the Karpenter controller);
     /// on other kinds none. Labels are most of a large tree's model otherwise.
     pub fn retain_read_labels(&mut self, kind: Kind) {
-        match kind {
-            Kind::Pod | Kind::Node => return,
-            k if k.is_workload() => self
-                .labels
-                .0
-                .retain(|(k, _)| k.value == "app.kubernetes.io/name"),
-            _ => self.labels.0.clear(),
+        let keep = |key: &str| match kind {
+            Kind::Pod | Kind::Node => true,
+            k if k.is_workload() => key == "app.kubernetes.io/name",
+            _ => false,
+        };
+        if !self.labels.0.iter().all(|(k, _)| keep(&k.value)) {
+            let labels = std::mem::take(&mut self.labels.0).into_vec();
+            self.labels.0 = labels.into_iter().filter(|(k, _)| keep(&k.value)).collect();
         }
-        self.labels.0.shrink_to_fit();
     }
 }
 
@@ -205,7 +206,7 @@ impl Object {
         self.meta
             .name
             .as_ref()
-            .or(self.meta.generate_name.as_ref())
+            .or(self.meta.generate_name.as_deref())
             .map(|n| n.value.as_str())
             .unwrap_or("")
     }

@@ -30,27 +30,28 @@ pub struct PodTemplate {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodSpec {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub containers: Vec<Container>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub init_containers: Vec<Container>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub containers: Box<[Container]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub init_containers: Box<[Container]>,
     #[serde(deserialize_with = "nullable")]
     pub node_selector: SpannedMap,
-    pub node_name: Option<Spanned<Str>>,
+    /// Boxed, as the other fields most pods leave out.
+    pub node_name: Option<Box<Spanned<Str>>>,
     /// Boxed: most pods have none, and the empty value is 144 bytes.
     #[serde(deserialize_with = "nullable")]
     pub affinity: Rare<Affinity>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub tolerations: Vec<Toleration>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub volumes: Vec<Volume>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub tolerations: Box<[Toleration]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub topology_spread_constraints: Box<[TopologySpreadConstraint]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub volumes: Box<[Volume]>,
     #[serde(deserialize_with = "nullable")]
     pub overhead: SpannedMap,
     /// Pod-level resources (Kubernetes 1.32+).
     #[serde(deserialize_with = "nullable")]
-    pub resources: Option<Spanned<Resources>>,
+    pub resources: Option<Box<Spanned<Resources>>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -60,11 +61,12 @@ pub struct Container {
     pub image: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub resources: Option<Spanned<Resources>>,
-    /// `Always` on an init container makes it a sidecar (Kubernetes 1.29+).
-    pub restart_policy: Option<Spanned<Str>>,
+    /// `Always` on an init container makes it a sidecar (Kubernetes 1.29+). Boxed: most
+    /// containers leave it out.
+    pub restart_policy: Option<Box<Spanned<Str>>>,
     /// Only the variables a rule reads (see `de::READ_ENV`).
     #[serde(deserialize_with = "super::de::env_vars")]
-    pub env: Vec<EnvVar>,
+    pub env: Box<[EnvVar]>,
 }
 
 /// A container environment variable (`valueFrom` is not read; no rule points at one, so
@@ -135,17 +137,17 @@ pub struct NodeAffinity {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelector {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub node_selector_terms: Vec<Spanned<NodeSelectorTerm>>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub node_selector_terms: Box<[Spanned<NodeSelectorTerm>]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorTerm {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub match_expressions: Vec<NodeSelectorRequirement>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub match_fields: Vec<NodeSelectorRequirement>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub match_expressions: Box<[NodeSelectorRequirement]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub match_fields: Box<[NodeSelectorRequirement]>,
 }
 
 /// One `{key, operator, values}` entry, shared by pod affinity and NodePool requirements.
@@ -154,8 +156,8 @@ pub struct NodeSelectorTerm {
 pub struct NodeSelectorRequirement {
     pub key: Spanned<Str>,
     pub operator: Spanned<Str>,
-    #[serde(default, deserialize_with = "super::de::seq")]
-    pub values: Vec<Spanned<Text>>,
+    #[serde(default, deserialize_with = "super::de::list")]
+    pub values: Box<[Spanned<Text>]>,
     /// Karpenter NodePool requirements only.
     pub min_values: Option<Spanned<i64>>,
 }
@@ -195,8 +197,8 @@ pub struct PodAffinityTerm {
     #[serde(default, deserialize_with = "nullable")]
     pub label_selector: Option<LabelSelector>,
     pub topology_key: Spanned<Str>,
-    #[serde(default, deserialize_with = "super::de::seq")]
-    pub namespaces: Vec<Spanned<Str>>,
+    #[serde(default, deserialize_with = "super::de::list")]
+    pub namespaces: Box<[Spanned<Str>]>,
     #[serde(default, deserialize_with = "nullable")]
     pub namespace_selector: Option<LabelSelector>,
 }
@@ -206,8 +208,8 @@ pub struct PodAffinityTerm {
 pub struct LabelSelector {
     #[serde(deserialize_with = "nullable")]
     pub match_labels: SpannedMap,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub match_expressions: Vec<LabelSelectorRequirement>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub match_expressions: Box<[LabelSelectorRequirement]>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -215,8 +217,8 @@ pub struct LabelSelector {
 pub struct LabelSelectorRequirement {
     pub key: Spanned<Str>,
     pub operator: Spanned<Str>,
-    #[serde(default, deserialize_with = "super::de::seq")]
-    pub values: Vec<Spanned<Text>>,
+    #[serde(default, deserialize_with = "super::de::list")]
+    pub values: Box<[Spanned<Text>]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -285,8 +287,8 @@ pub struct ControllerSpec {
     pub selector: Option<LabelSelector>,
     #[serde(deserialize_with = "nullable")]
     pub template: Option<Spanned<PodTemplate>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub volume_claim_templates: Vec<PvcTemplate>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub volume_claim_templates: Box<[PvcTemplate]>,
     /// CronJob only: `spec.jobTemplate.spec`.
     #[serde(deserialize_with = "nullable")]
     pub job_template: Option<Box<JobTemplate>>,
@@ -318,7 +320,7 @@ pub struct Workload {
     pub replicas: Option<Spanned<i64>>,
     pub selector: Option<LabelSelector>,
     pub template: PodTemplate,
-    pub volume_claim_templates: Vec<PvcTemplate>,
+    pub volume_claim_templates: Box<[PvcTemplate]>,
 }
 
 impl Workload {

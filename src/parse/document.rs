@@ -313,7 +313,7 @@ impl Acc {
                     replicas: None,
                     selector: job.selector,
                     template: template(job.template),
-                    volume_claim_templates: Vec::new(),
+                    volume_claim_templates: Box::default(),
                 })
             }
             Kind::ReplicationController => {
@@ -321,13 +321,13 @@ impl Acc {
                 let selector =
                     (!rc.selector.is_empty()).then(|| crate::model::workload::LabelSelector {
                         match_labels: rc.selector,
-                        match_expressions: Vec::new(),
+                        match_expressions: Box::default(),
                     });
                 workload(Workload {
                     replicas: rc.replicas,
                     selector,
                     template: template(rc.template),
-                    volume_claim_templates: Vec::new(),
+                    volume_claim_templates: Box::default(),
                 })
             }
             Kind::PersistentVolume => Some(Body::PersistentVolume(Box::new(

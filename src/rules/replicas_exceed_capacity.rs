@@ -52,7 +52,7 @@ fn node_requirements(spec: &PodSpec) -> Vec<Requirements> {
         .node_affinity
         .required
         .as_ref()
-        .map(|r| r.node_selector_terms.as_slice())
+        .map(|r| &r.node_selector_terms[..])
         .unwrap_or_default();
     if terms.is_empty() {
         return vec![base];
