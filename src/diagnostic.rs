@@ -2,6 +2,7 @@
 //! at, a help text and related locations on other objects. The report stage renders them;
 //! nothing here formats output.
 
+use crate::model::de::Str;
 use crate::model::{Object, SourceId, Span};
 use serde::Serialize;
 
@@ -29,23 +30,24 @@ impl std::fmt::Display for Severity {
     }
 }
 
-/// The object a finding is about, as printed in JSON.
+/// The object a finding is about, as printed in JSON. Its strings are the model's (inline
+/// up to 24 bytes): a large tree has thousands of findings.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct ObjectRef {
     #[serde(rename = "apiVersion")]
-    pub api_version: String,
-    pub kind: String,
-    pub namespace: Option<String>,
-    pub name: String,
+    pub api_version: Str,
+    pub kind: Str,
+    pub namespace: Option<Str>,
+    pub name: Str,
 }
 
 impl ObjectRef {
     pub fn of(o: &Object) -> Self {
         ObjectRef {
-            api_version: o.api_version.to_string(),
-            kind: o.kind_name.to_string(),
-            namespace: o.namespace().map(str::to_owned),
-            name: o.name().to_owned(),
+            api_version: o.api_version.clone(),
+            kind: o.kind_name.clone(),
+            namespace: o.namespace().map(Str::from),
+            name: o.name().into(),
         }
     }
 }
@@ -77,7 +79,8 @@ pub struct Finding {
     pub span: Span,
     /// Text of the primary label under the span.
     pub label: String,
-    pub object: Option<ObjectRef>,
+    /// Boxed: the finding list of a large tree is thousands long.
+    pub object: Option<Box<ObjectRef>>,
     pub related: Vec<Related>,
     /// The finding is about an object read through `--context`: dropped before reporting.
     pub on_context: bool,
@@ -93,7 +96,7 @@ impl Finding {
         message: impl Into<String>,
     ) -> Self {
         Finding {
-            object: Some(ObjectRef::of(obj)),
+            object: Some(Box::new(ObjectRef::of(obj))),
             on_context: obj.context,
             ..Finding::at_source(rule, severity, obj.source, span, message)
         }
@@ -110,7 +113,7 @@ impl Finding {
         Finding {
             rule,
             severity,
-            message: message.into(),
+            message: exact(message.into()),
             help: String::new(),
             source,
             span,
@@ -122,12 +125,12 @@ impl Finding {
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = help.into();
+        self.help = exact(help.into());
         self
     }
 
     pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
+        self.label = exact(label.into());
         self
     }
 
@@ -135,8 +138,15 @@ impl Finding {
         self.related.push(Related {
             source: obj.source,
             span,
-            message: message.into(),
+            message: exact(message.into()),
         });
         self
     }
+}
+
+/// A finding's text without the room `format!` leaves for growth (up to as much again):
+/// a large tree's findings hold megabytes of text until they are reported.
+fn exact(mut s: String) -> String {
+    s.shrink_to_fit();
+    s
 }

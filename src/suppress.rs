@@ -98,7 +98,7 @@ pub fn apply(
                 Scope::File => true,
                 Scope::Lines(lines) => line.is_some_and(|l| lines.contains(&l)),
                 Scope::Object { doc_offset, object } => {
-                    doc == Some(*doc_offset) && f.object.as_ref() == Some(object)
+                    doc == Some(*doc_offset) && f.object.as_deref() == Some(object)
                 }
             };
             if !applies {
@@ -136,7 +136,7 @@ pub fn apply(
             let mut f = Finding::at_source(UNUSED, Severity::Info, s.source, *span, message)
                 .label("unused suppression")
                 .help(help);
-            f.object = s.object.clone();
+            f.object = s.object.clone().map(Box::new);
             out.findings.push(f);
         }
     }

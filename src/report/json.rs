@@ -55,7 +55,7 @@ pub fn build<'a>(report: &'a Report, texts: &Texts) -> JsonReport<'a> {
                 end_column: p.end_column,
                 offset: p.offset,
                 length: p.length,
-                object: f.object.as_ref(),
+                object: f.object.as_deref(),
                 related: f
                     .related
                     .iter()

@@ -291,8 +291,9 @@ pub fn known_ids() -> Vec<&'static str> {
 
 /// Runs every rule over the index; findings on context objects are dropped.
 pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
-    let index = cx.index;
-    let objects = index.objects();
+    let objects = cx.index.objects();
+    // One collection: run-wide checks, then each linted object's, gathered into a vector
+    // sized once.
     let mut findings: Vec<Finding> = rules
         .par_iter()
         .flat_map_iter(|rule| {
@@ -300,19 +301,19 @@ pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
             rule.check_all(cx, &mut out);
             out
         })
+        .chain(
+            objects
+                .par_iter()
+                .filter(|o| !o.context)
+                .flat_map_iter(|o| {
+                    let mut out = Vec::new();
+                    for rule in rules {
+                        rule.check(o, cx, &mut out);
+                    }
+                    out
+                }),
+        )
         .collect();
-    findings.par_extend(
-        objects
-            .par_iter()
-            .filter(|o| !o.context)
-            .flat_map_iter(|o| {
-                let mut out = Vec::new();
-                for rule in rules {
-                    rule.check(o, cx, &mut out);
-                }
-                out
-            }),
-    );
     findings.retain(|f| !f.on_context);
     findings
 }
