@@ -67,7 +67,7 @@ pub struct Placement {
     /// Instance types that fit the pod (with DaemonSet overhead).
     pub fitting_types: usize,
     /// The smallest fitting type by memory, then cpu.
-    pub smallest: String,
+    pub smallest: crate::model::de::Str,
 }
 
 #[derive(Debug, Clone)]
@@ -558,16 +558,20 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 }
             }
         }
+        let size = |t: &&super::pool::PoolType| {
+            (
+                t.it.capacity.get_or_zero("memory"),
+                t.it.capacity.get_or_zero("cpu"),
+            )
+        };
         let smallest = fitting
             .iter()
-            .min_by_key(|t| {
-                (
-                    t.it.capacity.get_or_zero("memory"),
-                    t.it.capacity.get_or_zero("cpu"),
-                    t.it.name.clone(),
-                )
+            .min_by(|a, b| {
+                size(a)
+                    .cmp(&size(b))
+                    .then_with(|| a.it.name.cmp(&b.it.name))
             })
-            .map(|t| t.it.name.clone())
+            .map(|t| t.it.name.as_str().into())
             .unwrap_or_default();
         Ok(Placement {
             pool: i,

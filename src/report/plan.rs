@@ -65,7 +65,7 @@ pub fn rows(cx: &Context) -> Vec<PlanRow> {
                 Verdict::Schedules(p) => {
                     row.nodepool = Some(sim.pools[p.pool].name.clone());
                     row.fitting_types = p.fitting_types;
-                    row.smallest_type = Some(p.smallest.clone());
+                    row.smallest_type = Some(p.smallest.to_string());
                 }
                 Verdict::Pending(f) => {
                     row.outcome = "pending";
