@@ -11,7 +11,7 @@ use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::{self, ClusterFacts};
 use crate::model::{Object, Span};
 use crate::parse::{self, ParsedSource, SkipReason};
-use crate::report::{self, Report, Source, Summary};
+use crate::report::{self, Origin, Report, Source, Summary};
 use crate::rules;
 use crate::suppress;
 use rayon::prelude::*;
@@ -125,8 +125,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
             // Standard input is read once, for its first mention.
             Input::Stdin if stdin_read => Source {
                 name: "<stdin>".into(),
-                path: None,
-                text: None,
+                origin: Origin::Stdin(None),
                 context: false,
             },
             Input::Stdin => {
@@ -141,17 +140,11 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
                 };
                 Source {
                     name: "<stdin>".into(),
-                    path: None,
-                    text,
+                    origin: Origin::Stdin(text),
                     context: false,
                 }
             }
-            Input::File { path, context } => Source {
-                name: display_path(&path),
-                path: Some(path),
-                text: None,
-                context,
-            },
+            Input::File { path, context } => Source::file(path, context),
         });
     }
 
@@ -346,18 +339,10 @@ impl Timings {
     }
 }
 
-/// The path as shown to the user, without a leading `./`, in a string of exactly its length
-/// (one per file of the run).
-fn display_path(p: &std::path::Path) -> String {
-    let s = p.display().to_string();
-    let s = s.strip_prefix("./").unwrap_or(&s);
-    s.to_owned()
-}
-
 /// Reads and parses a source; the flag tells whether its text holds a suppression comment.
 fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<(ParsedSource, bool), String> {
     let owned;
-    let text: &str = match (&src.text, &src.path) {
+    let text: &str = match (src.stdin_text(), src.path()) {
         (Some(t), _) => t,
         (None, Some(path)) => {
             let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", src.name))?;
@@ -410,7 +395,7 @@ fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<(ParsedSource, bo
         }
         (None, None) => "",
     };
-    let helm = src.path.as_deref().is_some_and(discover::is_helm_template);
+    let helm = src.path().is_some_and(discover::is_helm_template);
     let marker = !src.context && text.contains(suppress::MARKER);
     Ok((parse::parse_source(id, text, src.context, helm), marker))
 }

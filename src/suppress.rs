@@ -64,7 +64,7 @@ pub fn apply(
         if src.context || !scan.get(id).copied().unwrap_or(false) {
             continue;
         }
-        let text = read(src);
+        let text = src.reread();
         sups.extend(comment_suppressions(id, &text));
         texts.insert(id, text);
     }
@@ -141,16 +141,6 @@ pub fn apply(
         }
     }
     out
-}
-
-fn read(src: &Source) -> String {
-    match (&src.text, &src.path) {
-        (Some(t), _) => t.clone(),
-        (None, Some(p)) => std::fs::read(p)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default(),
-        (None, None) => String::new(),
-    }
 }
 
 fn annotation_suppressions(objects: &[Object]) -> Vec<Suppression> {

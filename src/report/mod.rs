@@ -16,17 +16,75 @@ use crate::model::{SourceId, Span};
 use crate::parse::SkipReason;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One input of the run: a file or standard input.
 #[derive(Debug, Clone)]
 pub struct Source {
     /// Path as shown to the user (relative as given on the command line), `<stdin>` for `-`.
     pub name: String,
-    pub path: Option<PathBuf>,
-    /// Kept only for standard input, which cannot be read twice.
-    pub text: Option<String>,
+    /// Where the text is read again for reports.
+    pub origin: Origin,
     pub context: bool,
+}
+
+/// Where a source's text comes from. A large tree has one source per file, so the path is
+/// kept once: as the name wherever the name reads back as the same path.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// Standard input, kept whole because it cannot be read twice (`None` when reading it
+    /// failed, or for a second `-`).
+    Stdin(Option<String>),
+    /// The file at [`Source::name`].
+    Named,
+    /// A file whose path is not valid UTF-8, so the name shows it lossily.
+    Path(PathBuf),
+}
+
+impl Source {
+    /// A file to read; `name` is the path as shown (a leading `./` dropped).
+    pub fn file(path: PathBuf, context: bool) -> Self {
+        let name = path.display().to_string();
+        let name = name.strip_prefix("./").unwrap_or(&name).to_owned();
+        let origin = if path.to_str().is_some() {
+            Origin::Named
+        } else {
+            Origin::Path(path)
+        };
+        Source {
+            name,
+            origin,
+            context,
+        }
+    }
+
+    /// The file's path; `None` for standard input.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.origin {
+            Origin::Stdin(_) => None,
+            Origin::Named => Some(Path::new(&self.name)),
+            Origin::Path(p) => Some(p),
+        }
+    }
+
+    /// Standard input's text, held in memory.
+    pub fn stdin_text(&self) -> Option<&str> {
+        match &self.origin {
+            Origin::Stdin(t) => t.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The text again, for a report: invalid UTF-8 replaced, an unreadable file empty.
+    pub fn reread(&self) -> String {
+        match (self.stdin_text(), self.path()) {
+            (Some(t), _) => t.to_owned(),
+            (None, Some(p)) => std::fs::read(p)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -91,13 +149,7 @@ impl Texts {
             .into_par_iter()
             .map(|(id, spans)| {
                 let src = &report.sources[id];
-                let text = match (&src.text, &src.path) {
-                    (Some(t), _) => t.clone(),
-                    (None, Some(p)) => std::fs::read(p)
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                        .unwrap_or_default(),
-                    (None, None) => String::new(),
-                };
+                let text = src.reread();
                 let lines = LineIndex::new(&text);
                 let positions: Vec<_> = spans
                     .into_iter()
