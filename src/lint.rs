@@ -149,36 +149,50 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     }
 
     let progress = crate::progress::Progress::start(sources.len());
+    // Each file's objects join the run's list as soon as the file is parsed: the per-file
+    // vectors are freed at once and their memory reused for the next files, where holding
+    // them all to the end and then copying them out left the model's size in scattered
+    // holes. Sorted back into source order below.
+    let gathered = std::sync::Mutex::new(Vec::<Object>::new());
     let parsed: Vec<Result<(ParsedSource, bool), String>> = sources
         .par_iter()
         .enumerate()
         .map(|(id, src)| {
-            let r = read_and_parse(id, src, opts.max_file_size);
+            let mut r = read_and_parse(id, src, opts.max_file_size);
+            if let Ok((p, _)) = &mut r {
+                let mut objects = std::mem::take(&mut p.objects);
+                for (seq, o) in objects.iter_mut().enumerate() {
+                    o.id = seq;
+                }
+                if !objects.is_empty() {
+                    gathered
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .append(&mut objects);
+                }
+            }
             progress.tick();
             r
         })
         .collect();
     drop(progress);
+    let mut objects = gathered
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // (source, position in the file) is unique: the sort restores source order exactly.
+    objects.sort_unstable_by_key(|o| (o.source, o.id));
+    objects.shrink_to_fit();
     timings.mark("read + parse");
 
     let mut summary = Summary {
         files: sources.len(),
         ..Default::default()
     };
-    let mut objects: Vec<Object> = Vec::new();
     let mut findings: Vec<Finding> = Vec::new();
     let mut skipped = Vec::new();
     let mut notes = Vec::new();
     let mut not_objects = 0;
     let mut scan = vec![false; sources.len()];
-    // Reserved exactly: the model of a large tree must not pay for Vec doubling.
-    objects.reserve_exact(
-        parsed
-            .iter()
-            .filter_map(|p| p.as_ref().ok())
-            .map(|(p, _)| p.objects.len())
-            .sum(),
-    );
     for (id, p) in parsed.into_iter().enumerate() {
         let src = &sources[id];
         match p {
@@ -207,7 +221,6 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
                             .help("fix the YAML here; karplint linted the other documents of this file")
                     }));
                 }
-                objects.extend(p.objects);
             }
         }
     }
