@@ -207,6 +207,9 @@ impl Reach {
                     tolerated.push(i);
                 }
             }
+            // Kept for the run: without the growth slack (up to a NodePool count each).
+            compatible.shrink_to_fit();
+            tolerated.shrink_to_fit();
             std::sync::Arc::new((compatible, tolerated))
         });
         let (compatible, tolerated) = (lists.0.clone(), lists.1.clone());
