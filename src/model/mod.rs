@@ -156,7 +156,8 @@ pub enum Body {
     NodeClass(Box<karpenter::NodeClass>),
     ClusterConfig(Box<cluster::EksctlClusterConfig>),
     Autoscaler(Box<cluster::AutoscalerSpec>),
-    /// A kind the model does not type (ConfigMap, CRD, Service, …).
+    /// A kind the model does not type; only those of Karpenter's API groups are kept (see
+    /// [`Object::is_read`]), others (ConfigMap, CRD, Service, …) are only counted.
     Other,
 }
 
