@@ -81,15 +81,9 @@ pub fn build<'a>(report: &'a Report, texts: &Texts) -> JsonReport<'a> {
 
 /// Writes the report to `w` as it is serialised.
 pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &build(report, texts))?;
-    w.write_all(b"\n")
+    super::write_json(&build(report, texts), w)
 }
 
 pub fn render(report: &Report, texts: &Texts) -> String {
-    let mut out = Vec::new();
-    match write(report, texts, &mut out) {
-        Ok(()) => String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-        Err(e) => format!("{{\"error\": \"{e}\"}}\n"),
-    }
+    super::json_string(&build(report, texts))
 }

@@ -229,6 +229,21 @@ impl LineIndex {
     }
 }
 
+/// Writes a JSON report pretty-printed, with a final newline, as it is serialised: a large
+/// run's report (megabytes) is never held whole.
+fn write_json(value: &impl serde::Serialize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, value)?;
+    w.write_all(b"\n")
+}
+
+/// A JSON report as one string, as [`write_json`] writes it.
+fn json_string(value: &impl serde::Serialize) -> String {
+    let mut s =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
 /// 1-based line and character column of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = floor_char_boundary(text, offset.min(text.len()));
