@@ -125,8 +125,7 @@ pub fn parse_source(
             .collect()
     };
     let mut out = ParsedSource::default();
-    // Exactly sized: a one-object file would otherwise hold room for four objects for the
-    // whole run.
+    // Sized once: the documents' objects are moved in without regrowing the vector.
     out.objects.reserve_exact(
         results
             .iter()
