@@ -9,8 +9,8 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LimitRangeSpec {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub limits: Vec<LimitRangeItem>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub limits: Box<[LimitRangeItem]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -37,8 +37,8 @@ pub struct PdbSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSpec {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub taints: Vec<Taint>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub taints: Box<[Taint]>,
     pub provider_id: Option<Spanned<Str>>,
 }
 
@@ -62,14 +62,14 @@ pub struct Node {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlClusterConfig {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub availability_zones: Vec<Spanned<Str>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub managed_node_groups: Vec<Spanned<EksctlNodeGroup>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub node_groups: Vec<Spanned<EksctlNodeGroup>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub fargate_profiles: Vec<EksctlFargateProfile>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub availability_zones: Box<[Spanned<Str>]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub managed_node_groups: Box<[Spanned<EksctlNodeGroup>]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub node_groups: Box<[Spanned<EksctlNodeGroup>]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub fargate_profiles: Box<[EksctlFargateProfile]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -77,8 +77,8 @@ pub struct EksctlClusterConfig {
 pub struct EksctlNodeGroup {
     pub name: Option<Spanned<Str>>,
     pub instance_type: Option<Spanned<Str>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub instance_types: Vec<Spanned<Str>>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub instance_types: Box<[Spanned<Str>]>,
     pub desired_capacity: Option<Spanned<i64>>,
     pub min_size: Option<Spanned<i64>>,
     pub max_size: Option<Spanned<i64>>,
@@ -86,8 +86,8 @@ pub struct EksctlNodeGroup {
     pub labels: SpannedMap,
     #[serde(deserialize_with = "nullable")]
     pub taints: EksctlTaints,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub availability_zones: Vec<Spanned<Str>>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub availability_zones: Box<[Spanned<Str>]>,
 }
 
 /// eksctl taints: a list of `{key, value, effect}`, or the older map `key: "value:Effect"`.
@@ -147,8 +147,8 @@ impl<'de> Deserialize<'de> for EksctlTaints {
 #[serde(rename_all = "camelCase", default)]
 pub struct EksctlFargateProfile {
     pub name: Option<Spanned<Str>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub selectors: Vec<EksctlFargateSelector>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub selectors: Box<[EksctlFargateSelector]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

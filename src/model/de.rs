@@ -269,9 +269,9 @@ pub fn env_vars<'de, D: Deserializer<'de>>(
     d.deserialize_option(Opt)
 }
 
-/// A list field: `null` reads as empty, and the vector is shrunk to its length. serde's
-/// sequences grow by doubling (one container takes room for four), and the model keeps
-/// every list of every object of the run.
+/// A list field kept as a vector, shrunk to its length: only for the fields of the static
+/// empty [`super::workload::Affinity`], whose empty lists must be built in a `const`
+/// (`Vec::new()`). Every other list is a [`list`].
 pub fn seq<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
@@ -282,8 +282,9 @@ where
     Ok(v)
 }
 
-/// A list field the model keeps as a boxed slice (two words, no growth slack): `null` reads
-/// as empty. For the lists every workload carries (containers, volumes, tolerations, …).
+/// A list field, kept as a boxed slice: `null` reads as empty. serde's sequences grow by
+/// doubling (one container takes room for four), and the model keeps every list of every
+/// object of the run, so each is kept at its length, in two words.
 pub fn list<'de, D, T>(d: D) -> Result<Box<[T]>, D::Error>
 where
     D: Deserializer<'de>,

@@ -56,8 +56,8 @@ pub struct Disruption {
     pub consolidation_policy: Option<Spanned<Str>>,
     pub consolidate_after: Option<Spanned<Text>>,
     pub expire_after: Option<Spanned<Text>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub budgets: Vec<Budget>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub budgets: Box<[Budget]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -94,12 +94,12 @@ pub struct NodeClaimTemplateRaw {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaimSpecRaw {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub requirements: Vec<NodeSelectorRequirement>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub taints: Vec<Taint>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub startup_taints: Vec<Taint>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub requirements: Box<[NodeSelectorRequirement]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub taints: Box<[Taint]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub startup_taints: Box<[Taint]>,
     #[serde(deserialize_with = "nullable")]
     pub node_class_ref: Option<NodeClassRef>,
     #[serde(deserialize_with = "nullable")]
@@ -112,16 +112,16 @@ pub struct NodeClaimSpecRaw {
 #[serde(rename_all = "camelCase", default)]
 pub struct ProvisionerSpecRaw {
     pub weight: Option<Spanned<i64>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub requirements: Vec<NodeSelectorRequirement>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub requirements: Box<[NodeSelectorRequirement]>,
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
     #[serde(deserialize_with = "nullable")]
     pub annotations: SpannedMap,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub taints: Vec<Taint>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub startup_taints: Vec<Taint>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub taints: Box<[Taint]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub startup_taints: Box<[Taint]>,
     #[serde(deserialize_with = "nullable")]
     pub limits: ProvisionerLimits,
     #[serde(deserialize_with = "nullable")]
@@ -155,9 +155,9 @@ pub struct NodePool {
     pub weight: Option<Spanned<i64>>,
     /// Template labels (v1alpha5: `spec.labels`).
     pub labels: SpannedMap,
-    pub requirements: Vec<NodeSelectorRequirement>,
-    pub taints: Vec<Taint>,
-    pub startup_taints: Vec<Taint>,
+    pub requirements: Box<[NodeSelectorRequirement]>,
+    pub taints: Box<[Taint]>,
+    pub startup_taints: Box<[Taint]>,
     /// `spec.limits` (v1alpha5: `spec.limits.resources`).
     pub limits: SpannedMap,
     pub node_class_ref: Option<NodeClassRef>,
@@ -222,12 +222,12 @@ impl NodePool {
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClass {
     pub ami_family: Option<Spanned<Str>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub ami_selector_terms: Vec<AmiSelectorTerm>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub ami_selector_terms: Box<[AmiSelectorTerm]>,
     #[serde(deserialize_with = "nullable")]
     pub kubelet: Option<Kubelet>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub block_device_mappings: Vec<BlockDeviceMapping>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub block_device_mappings: Box<[BlockDeviceMapping]>,
     pub instance_store_policy: Option<Spanned<Str>>,
 }
 

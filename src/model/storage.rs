@@ -44,8 +44,8 @@ pub struct ClaimRef {
 pub struct PvcSpec {
     pub storage_class_name: Option<Spanned<Str>>,
     pub volume_name: Option<Spanned<Str>>,
-    #[serde(deserialize_with = "super::de::seq")]
-    pub access_modes: Vec<Spanned<Str>>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub access_modes: Box<[Spanned<Str>]>,
 }
 
 /// StorageClass keeps its fields at the top level of the object, not under `spec`.
@@ -60,14 +60,14 @@ pub struct StorageClass {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TopologySelectorTerm {
-    #[serde(deserialize_with = "super::de::seq")]
-    pub match_label_expressions: Vec<TopologyLabelRequirement>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub match_label_expressions: Box<[TopologyLabelRequirement]>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopologyLabelRequirement {
     pub key: Spanned<Str>,
-    #[serde(default, deserialize_with = "super::de::seq")]
-    pub values: Vec<Spanned<Text>>,
+    #[serde(default, deserialize_with = "super::de::list")]
+    pub values: Box<[Spanned<Text>]>,
 }
