@@ -187,11 +187,13 @@ impl Object {
     /// Karpenter's own API groups (old generations, NodeOverlay); ConfigMaps, CRDs and
     /// Services are counted and dropped, so a large tree's model does not hold their headers.
     pub fn is_read(&self) -> bool {
-        self.kind != Kind::Other
-            || self
-                .api_version
-                .rsplit_once('/')
-                .is_some_and(|(group, _)| matches!(group, "karpenter.sh" | "karpenter.k8s.aws"))
+        self.kind != Kind::Other || self.karpenter_api().is_some()
+    }
+
+    /// `(group, version)` of an object in one of Karpenter's API groups.
+    pub fn karpenter_api(&self) -> Option<(&str, &str)> {
+        let (group, version) = self.api_version.rsplit_once('/')?;
+        matches!(group, "karpenter.sh" | "karpenter.k8s.aws").then_some((group, version))
     }
 
     /// Absolute span of a spanned value. Containers have zero-length spans at their first

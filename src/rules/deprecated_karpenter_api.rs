@@ -41,12 +41,6 @@ impl Rule for DeprecatedKarpenterApi {
     }
 }
 
-/// `group/version` of a Karpenter API object.
-fn karpenter_api(obj: &Object) -> Option<(&str, &str)> {
-    let (group, version) = obj.api_version.rsplit_once('/')?;
-    matches!(group, "karpenter.sh" | "karpenter.k8s.aws").then_some((group, version))
-}
-
 /// The v1 kind that replaces an old kind.
 fn v1_kind(kind: &str) -> &str {
     match kind {
@@ -117,7 +111,7 @@ fn moved_fields(np: &NodePool, obj: &Object) -> (Vec<String>, Vec<(Span, String)
 
 /// Karpenter API objects of an old generation, or v1 NodePools carrying v1beta1 fields.
 fn api_finding(obj: &Object) -> Option<Finding> {
-    let (group, version) = karpenter_api(obj)?;
+    let (group, version) = obj.karpenter_api()?;
     let kind = obj.kind_name.as_str();
     let np = obj.nodepool();
     let old = matches!(
