@@ -61,6 +61,27 @@ impl std::fmt::Display for ObjectRef {
     }
 }
 
+/// What a finding can be about: a typed object, or the digest of a workload whose model
+/// has been dropped (`rules::workloads`).
+pub trait Subject {
+    fn source(&self) -> SourceId;
+    fn object_ref(&self) -> ObjectRef;
+    /// Read through `--context`: facts only, never reported on.
+    fn is_context(&self) -> bool;
+}
+
+impl Subject for Object {
+    fn source(&self) -> SourceId {
+        self.source
+    }
+    fn object_ref(&self) -> ObjectRef {
+        ObjectRef::of(self)
+    }
+    fn is_context(&self) -> bool {
+        self.context
+    }
+}
+
 /// Another place that explains a finding: the NodePool that rejected a pod, the PVC, …
 #[derive(Debug, Clone)]
 pub struct Related {
@@ -91,14 +112,14 @@ impl Finding {
     pub fn new(
         rule: &'static str,
         severity: Severity,
-        obj: &Object,
+        obj: &impl Subject,
         span: Span,
         message: impl Into<String>,
     ) -> Self {
         Finding {
-            object: Some(Box::new(ObjectRef::of(obj))),
-            on_context: obj.context,
-            ..Finding::at_source(rule, severity, obj.source, span, message)
+            object: Some(Box::new(obj.object_ref())),
+            on_context: obj.is_context(),
+            ..Finding::at_source(rule, severity, obj.source(), span, message)
         }
     }
 
@@ -134,9 +155,9 @@ impl Finding {
         self
     }
 
-    pub fn related(mut self, obj: &Object, span: Span, message: impl Into<String>) -> Self {
+    pub fn related(mut self, obj: &impl Subject, span: Span, message: impl Into<String>) -> Self {
         self.related.push(Related {
-            source: obj.source,
+            source: obj.source(),
             span,
             message: exact(message.into()),
         });

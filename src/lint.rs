@@ -10,14 +10,18 @@ use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::{self, ClusterFacts};
 use crate::model::{Object, Span};
-use crate::parse::{self, ParsedSource, SkipReason};
+use crate::parse::{self, ParsedSource, Part, SkipReason};
+use crate::report::plan;
 use crate::report::{self, Origin, Report, Source, Summary};
-use crate::rules;
+use crate::rules::workloads::Digest;
+use crate::rules::{self, Context, Rule};
 use crate::suppress;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Debug, Clone)]
 pub struct LintOptions {
@@ -83,7 +87,7 @@ pub struct Outcome {
 }
 
 /// Runs the whole pipeline. `stdin` is read when `-` is among the paths.
-pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintError> {
+pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome, LintError> {
     let mut timings = Timings::from_env();
     let loaded = match &opts.instance_types {
         None => None,
@@ -148,54 +152,219 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         });
     }
 
+    let mut held = vec![false; sources.len()];
+    loop {
+        match pass(opts, catalog, &sources, &held, &mut timings) {
+            Pass::Done(outcome) => {
+                let mut outcome = *outcome;
+                io_errors.append(&mut outcome.io_errors);
+                outcome.io_errors = io_errors;
+                outcome.report.sources = sources;
+                return Ok(outcome);
+            }
+            // Files the byte scan let through held objects the whole run needs: once more,
+            // holding them (rare: `kind` spelled with an escape, an alias or on its own line).
+            Pass::Missed(ids) => {
+                for id in ids {
+                    held[id] = true;
+                }
+            }
+        }
+    }
+}
+
+enum Pass {
+    /// The outcome, with its report's sources still to be filled in.
+    Done(Box<Outcome>),
+    /// These streamed files held objects of held kinds: the pass was abandoned.
+    Missed(Vec<usize>),
+}
+
+/// One pass of the pipeline over the sources.
+///
+/// Memory stays well below the size of the tree because workloads are not all held at
+/// once. A byte scan picks the files that may hold objects every workload is judged against
+/// (NodePools, node classes, DaemonSets, PVCs, budgets, …; see [`parse::scan`]), plus those
+/// in `force_held`; they are parsed first and held, and the index and simulator are built
+/// from them. The other files are then parsed in parallel, each linted by the per-object
+/// rules at once and dropped, leaving for each workload a small digest, which the rules that
+/// look across workloads read at the end.
+fn pass(
+    opts: &LintOptions,
+    catalog: &Catalog,
+    sources: &[Source],
+    force_held: &[bool],
+    timings: &mut Timings,
+) -> Pass {
     let progress = crate::progress::Progress::start(sources.len());
-    // Each file's objects join the run's list as soon as the file is parsed: the per-file
+    // Each held file's objects join the list as soon as the file is parsed: the per-file
     // vectors are freed at once and their memory reused for the next files, where holding
     // them all to the end and then copying them out left the model's size in scattered
     // holes. Sorted back into source order below.
-    let gathered = std::sync::Mutex::new(Vec::<Object>::new());
-    let parsed: Vec<Result<(ParsedSource, bool), String>> = sources
+    let gathered = Mutex::new(Vec::<Object>::new());
+    // Per source: what parsing its held documents gave, and whether documents are left to
+    // stream.
+    let mut parsed: Vec<(Option<Parsed>, bool)> = sources
         .par_iter()
         .enumerate()
         .map(|(id, src)| {
-            let mut r = read_and_parse(id, src, opts.max_file_size);
-            if let Ok((p, _)) = &mut r {
-                let mut objects = std::mem::take(&mut p.objects);
-                for (seq, o) in objects.iter_mut().enumerate() {
-                    o.id = seq;
-                }
-                if !objects.is_empty() {
-                    gathered
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .append(&mut objects);
-                }
+            let text = match read(src, opts.max_file_size) {
+                Err(e) => return (Some(Err(e)), false),
+                Ok(Read::Parsed(p)) => return (Some(Ok((p, false))), false),
+                Ok(Read::Text(text)) => text,
+            };
+            let part = if force_held[id] {
+                Part::All
+            } else if parse::scan::may_hold_cluster_objects(text.as_bytes()) {
+                Part::Held
+            } else {
+                return (None, true);
+            };
+            let (mut p, marker) = parse_text(id, src, &text, part);
+            let mut objects = std::mem::take(&mut p.objects);
+            for (seq, o) in objects.iter_mut().enumerate() {
+                o.id = seq;
             }
-            progress.tick();
-            r
+            if !objects.is_empty() {
+                lock(&gathered).append(&mut objects);
+            }
+            let rest = part == Part::Held && p.skipped.is_none();
+            if !rest {
+                progress.tick();
+            }
+            (Some(Ok((p, marker))), rest)
         })
         .collect();
-    drop(progress);
     let mut objects = gathered
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     // (source, position in the file) is unique: the sort restores source order exactly.
     objects.sort_unstable_by_key(|o| (o.source, o.id));
     objects.shrink_to_fit();
-    timings.mark("read + parse");
+    for (i, o) in objects.iter_mut().enumerate() {
+        o.id = i;
+    }
+    timings.mark("read + parse held files");
+
+    let index = Index::new(&objects);
+    let registry = rules::registry();
+    let mut cx = rules::Context::new(&index, catalog);
+    cx.cluster.merge(&opts.cluster);
+    // The held objects' digests and plan rows now; their rules once every workload's
+    // digest is in (budgets select workloads).
+    let linted = Mutex::new(
+        objects
+            .par_iter()
+            .fold(Linted::default, |mut acc, o| {
+                acc.object(o, None, &cx, opts.plan);
+                acc
+            })
+            .reduce(Linted::default, Linted::merge),
+    );
+    timings.mark("index + simulator");
+
+    // The other files: parsed, linted object by object, digested and dropped.
+    let next_id = AtomicUsize::new(objects.len());
+    let annotations = Mutex::new(suppress::Annotations::default());
+    let missed = Mutex::new(Vec::new());
+    parsed
+        .par_iter_mut()
+        .enumerate()
+        .filter(|(_, (_, rest))| *rest)
+        .for_each(|(id, (slot, _))| {
+            if !lock(&missed).is_empty() {
+                return;
+            }
+            // The documents the scan passed over, or the whole file.
+            let part = match slot {
+                Some(_) => Part::Streamed,
+                None => Part::All,
+            };
+            let mut r = read(&sources[id], opts.max_file_size).map(|read| match read {
+                Read::Parsed(p) => (p, false),
+                Read::Text(text) => parse_text(id, &sources[id], &text, part),
+            });
+            // A file whose held part was used but that now reads differently (a Helm
+            // template with a syntax error in a later document is skipped whole).
+            if part == Part::Streamed && !r.as_ref().is_ok_and(|(p, _)| p.skipped.is_none()) {
+                lock(&missed).push(id);
+                return;
+            }
+            if let Ok((p, _)) = &mut r {
+                let mut objects = std::mem::take(&mut p.objects);
+                // Objects of held kinds after all.
+                if objects.iter().any(|o| !o.kind.is_streamed()) {
+                    lock(&missed).push(id);
+                    return;
+                }
+                for o in &mut objects {
+                    o.id = next_id.fetch_add(1, Ordering::Relaxed);
+                }
+                let file = objects
+                    .par_iter()
+                    .with_min_len(16)
+                    .fold(Linted::default, |mut acc, o| {
+                        acc.object(o, Some(&registry), &cx, opts.plan);
+                        acc
+                    })
+                    .reduce(Linted::default, Linted::merge);
+                let mut all = lock(&linted);
+                *all = std::mem::take(&mut *all).merge(file);
+                let mut ann = suppress::Annotations::default();
+                ann.add(&objects);
+                lock(&annotations).merge(ann);
+            }
+            progress.tick();
+            *slot = Some(match (slot.take(), r) {
+                (Some(Ok((mut first, marker))), Ok((rest, _))) => {
+                    first.merge(rest);
+                    Ok((first, marker))
+                }
+                (_, r) => r,
+            });
+        });
+    drop(progress);
+    let missed = missed
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !missed.is_empty() {
+        return Pass::Missed(missed);
+    }
+    let Linted {
+        mut findings,
+        digests,
+        mut rows,
+        static_only,
+    } = linted
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut annotations = annotations
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cx.workloads = rules::workloads::Workloads::new(digests);
+    timings.mark("stream the other files");
+
+    // The held objects' own rules (budgets read the workloads' digests), then the run-wide
+    // rules.
+    findings.extend(rules::check_objects(&registry, &cx, &objects));
+    findings.extend(rules::check_run(&registry, &cx));
+    timings.mark("rules");
+    rows.sort_unstable_by_key(|(key, _)| *key);
+    let plan = rows.into_iter().map(|(_, row)| row).collect();
+    annotations.add(&objects);
 
     let mut summary = Summary {
         files: sources.len(),
         ..Default::default()
     };
-    let mut findings: Vec<Finding> = Vec::new();
+    let mut io_errors = Vec::new();
     let mut skipped = Vec::new();
     let mut notes = Vec::new();
     let mut not_objects = 0;
     let mut scan = vec![false; sources.len()];
     for (id, p) in parsed.into_iter().enumerate() {
         let src = &sources[id];
-        match p {
+        match p.0.expect("every source is parsed in one of the two steps") {
             Err(e) => io_errors.push(e),
             Ok((p, has_marker)) => {
                 scan[id] = has_marker;
@@ -225,24 +394,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         }
     }
     summary.skipped = skipped.len();
-    for (i, o) in objects.iter_mut().enumerate() {
-        o.id = i;
-    }
 
-    timings.mark("collect objects");
-    let index = Index::new(&objects);
-    let registry = rules::registry();
-    let mut cx = rules::Context::new(&index, catalog);
-    cx.cluster.merge(&opts.cluster);
-    timings.mark("index + simulator");
-    findings.extend(rules::run(&registry, &cx));
-    timings.mark("rules");
-    let plan = if opts.plan {
-        crate::report::plan::rows(&cx)
-    } else {
-        Vec::new()
-    };
-    let applied = suppress::apply(findings, &objects, &sources, &scan, &rules::known_ids());
+    let applied = suppress::apply(findings, annotations, sources, &scan, &rules::known_ids());
     let level = |rule: &str| opts.rules.get(rule).copied();
     summary.suppressed = applied
         .suppressed
@@ -258,22 +411,12 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
         }
         None => true,
     });
-    if index.nodepools().next().is_none()
-        && objects.iter().any(|o| !o.context && o.kind.is_workload())
-    {
+    if index.nodepools().next().is_none() && cx.workloads.iter().any(|w| !w.context) {
         notes.push(
             "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context".into(),
         );
     }
-    if !cx.cluster.has_static_capacity()
-        && objects.iter().any(|o| {
-            !o.context
-                && o.workload()
-                    .and_then(|w| w.pod_spec())
-                    .and_then(|s| cluster::static_only(o, s))
-                    .is_some()
-        })
-    {
+    if static_only {
         notes.push(
             "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml".into(),
         );
@@ -290,11 +433,11 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
     timings.mark("suppress + sort");
     drop(cx);
     drop(index);
-    Ok(Outcome {
+    Pass::Done(Box::new(Outcome {
         model: objects,
         plan,
         report: Report {
-            sources,
+            sources: Vec::new(),
             findings,
             summary,
             skipped,
@@ -302,7 +445,59 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn Read) -> Result<Outcome, LintErr
             notes,
         },
         io_errors,
-    })
+    }))
+}
+
+/// What linting objects leaves behind.
+#[derive(Default)]
+struct Linted {
+    findings: Vec<Finding>,
+    /// One per workload, linted or context.
+    digests: Vec<Digest>,
+    rows: Vec<((usize, usize, usize), plan::PlanRow)>,
+    /// A linted workload runs only outside Karpenter, and the run knows no static capacity.
+    static_only: bool,
+}
+
+impl Linted {
+    /// Runs `rules` on `o` (unless it is context), then takes its digest and plan row while
+    /// its verdict is still memoised on this thread.
+    fn object(&mut self, o: &Object, rules: Option<&[Box<dyn Rule>]>, cx: &Context, plan: bool) {
+        if let Some(rules) = rules.filter(|_| !o.context) {
+            rules::check_object(rules, cx, o, &mut self.findings);
+        }
+        self.digests.extend(Digest::of(o, cx));
+        if plan {
+            self.rows
+                .extend(plan::row(cx, o).map(|row| (order(o), row)));
+        }
+        if !self.static_only && !o.context && !cx.cluster.has_static_capacity() {
+            self.static_only = (o.workload().and_then(|w| w.pod_spec()))
+                .is_some_and(|spec| cluster::static_only(o, spec).is_some());
+        }
+    }
+
+    fn merge(mut self, other: Linted) -> Linted {
+        self.findings.extend(other.findings);
+        self.digests.extend(other.digests);
+        self.rows.extend(other.rows);
+        self.static_only |= other.static_only;
+        self
+    }
+}
+
+/// Parsing a source: its objects and problems, and whether it holds a suppression comment;
+/// or why it could not be read.
+type Parsed = Result<(ParsedSource, bool), String>;
+
+/// An object's place in the run's order: its source, its document, its place among the
+/// document's objects (ids grow within a document, which is parsed in one step).
+pub fn order(o: &Object) -> (usize, usize, usize) {
+    (o.source, o.doc_offset, o.id)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Lints one YAML stream held in memory, as `karplint -` would read it from standard input.
@@ -352,63 +547,60 @@ impl Timings {
     }
 }
 
-/// Reads and parses a source; the flag tells whether its text holds a suppression comment.
-fn read_and_parse(id: usize, src: &Source, max: u64) -> Result<(ParsedSource, bool), String> {
-    let owned;
-    let text: &str = match (src.stdin_text(), src.path()) {
-        (Some(t), _) => t,
-        (None, Some(path)) => {
-            let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", src.name))?;
-            if meta.is_dir() {
-                return Err(format!("{}: is a directory", src.name));
-            }
-            if meta.len() > max {
-                return Ok((
-                    ParsedSource {
-                        skipped: Some(SkipReason::TooLarge {
-                            bytes: meta.len(),
-                            limit: max,
-                        }),
-                        ..Default::default()
-                    },
-                    false,
-                ));
-            }
-            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", src.name))?;
-            if bytes.contains(&0) {
-                return Ok((
-                    ParsedSource {
-                        skipped: Some(SkipReason::Binary),
-                        ..Default::default()
-                    },
-                    false,
-                ));
-            }
-            match String::from_utf8(bytes) {
-                Ok(s) => {
-                    owned = s;
-                    &owned
-                }
-                Err(e) => {
-                    let at = e.utf8_error().valid_up_to();
-                    return Ok((
-                        ParsedSource {
-                            problems: vec![parse::ParseProblem {
-                                span: Span::new(at, 0),
-                                message: format!(
-                                    "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
-                                ),
-                            }],
-                            ..Default::default()
-                        },
-                        false,
-                    ));
-                }
-            }
-        }
-        (None, None) => "",
+/// A source's text, or what parsing it would say without reading it further.
+enum Read<'s> {
+    Text(Cow<'s, str>),
+    Parsed(ParsedSource),
+}
+
+/// Reads a source: its text, or a skip (too large, binary) or invalid UTF-8.
+fn read(src: &Source, max: u64) -> Result<Read<'_>, String> {
+    let path = match (src.stdin_text(), src.path()) {
+        (Some(t), _) => return Ok(Read::Text(Cow::Borrowed(t))),
+        (None, Some(path)) => path,
+        (None, None) => return Ok(Read::Text(Cow::Borrowed(""))),
     };
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", src.name))?;
+    if meta.is_dir() {
+        return Err(format!("{}: is a directory", src.name));
+    }
+    let skip = |reason| {
+        Ok(Read::Parsed(ParsedSource {
+            skipped: Some(reason),
+            ..Default::default()
+        }))
+    };
+    if meta.len() > max {
+        return skip(SkipReason::TooLarge {
+            bytes: meta.len(),
+            limit: max,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", src.name))?;
+    if bytes.contains(&0) {
+        return skip(SkipReason::Binary);
+    }
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(Read::Text(Cow::Owned(s))),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            Ok(Read::Parsed(ParsedSource {
+                problems: vec![parse::ParseProblem {
+                    span: Span::new(at, 0),
+                    message: format!(
+                        "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
+                    ),
+                }],
+                ..Default::default()
+            }))
+        }
+    }
+}
+
+/// Parses a part of a source's text; the flag tells whether the text holds a suppression
+/// comment.
+fn parse_text(id: usize, src: &Source, text: &str, part: Part) -> (ParsedSource, bool) {
     let helm = src.path().is_some_and(discover::is_helm_template);
     let marker = !src.context && text.contains(suppress::MARKER);
-    Ok((parse::parse_source(id, text, src.context, helm), marker))
+    (parse::parse_part(id, text, src.context, helm, part), marker)
 }

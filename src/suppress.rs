@@ -49,16 +49,52 @@ pub struct Applied {
     pub suppressed: Vec<Finding>,
 }
 
+/// The `karplint.io/ignore` annotations of a run's linted objects, with the document starts
+/// of the sources that have any. Gathered file by file as objects are parsed: most objects
+/// are dropped long before the run's findings are all known.
+#[derive(Debug, Default)]
+pub struct Annotations {
+    sups: Vec<Suppression>,
+    /// Document start offsets per source, to tell which document a finding is in.
+    docs: BTreeMap<SourceId, Vec<usize>>,
+}
+
+impl Annotations {
+    /// Adds the annotations of `objects`, which are whole files' objects.
+    pub fn add(&mut self, objects: &[Object]) {
+        let found = annotation_suppressions(objects);
+        if found.is_empty() {
+            return;
+        }
+        for o in objects {
+            if found.iter().any(|s| s.source == o.source) {
+                self.docs.entry(o.source).or_default().push(o.doc_offset);
+            }
+        }
+        self.sups.extend(found);
+    }
+
+    /// Adds what another part of the run gathered.
+    pub fn merge(&mut self, other: Annotations) {
+        self.sups.extend(other.sups);
+        for (source, docs) in other.docs {
+            self.docs.entry(source).or_default().extend(docs);
+        }
+    }
+}
+
 /// Removes suppressed findings and reports unused suppressions. `scan[id]` is true for the
 /// sources whose text contains [`MARKER`]; `known` are the rule ids a suppression may name.
 pub fn apply(
     findings: Vec<Finding>,
-    objects: &[Object],
+    annotations: Annotations,
     sources: &[Source],
     scan: &[bool],
     known: &[&str],
 ) -> Applied {
-    let mut sups = annotation_suppressions(objects);
+    let Annotations { mut sups, mut docs } = annotations;
+    // Source order, each file's in object order, whatever order the files were parsed in.
+    sups.sort_by_key(|s| s.source);
     let mut texts: BTreeMap<SourceId, String> = BTreeMap::new();
     for (id, src) in sources.iter().enumerate() {
         if src.context || !scan.get(id).copied().unwrap_or(false) {
@@ -73,11 +109,6 @@ pub fn apply(
             findings,
             suppressed: Vec::new(),
         };
-    }
-    // Document start offsets per source, to tell which document a finding is in.
-    let mut docs: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
-    for o in objects {
-        docs.entry(o.source).or_default().push(o.doc_offset);
     }
     for v in docs.values_mut() {
         v.sort_unstable();

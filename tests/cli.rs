@@ -404,8 +404,9 @@ fn timings_go_to_stderr_and_leave_the_report_alone() {
     assert_eq!(plain.status.code(), timed.status.code());
     let stderr = String::from_utf8_lossy(&timed.stderr);
     for phase in [
-        "read + parse",
+        "read + parse held files",
         "index + simulator",
+        "stream the other files",
         "rules",
         "suppress + sort",
     ] {

@@ -126,6 +126,12 @@ impl Kind {
         }
     }
 
+    /// Workloads linted file by file and then dropped (see `lint.rs`): every kind but
+    /// DaemonSets, which the simulator reads for every node.
+    pub fn is_streamed(self) -> bool {
+        self.is_workload() && self != Kind::DaemonSet
+    }
+
     pub fn is_workload(self) -> bool {
         matches!(
             self,

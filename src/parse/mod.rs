@@ -9,6 +9,7 @@
 //! errors.
 
 pub mod document;
+pub mod scan;
 pub mod skim;
 
 use crate::model::de::Str;
@@ -96,6 +97,50 @@ pub fn parse_source(
     context: bool,
     helm_chart_file: bool,
 ) -> ParsedSource {
+    parse_part(id, text, context, helm_chart_file, Part::All)
+}
+
+/// Which documents of a source to parse: the pipeline parses the documents that may hold
+/// objects the whole run needs first ([`scan`]), and the others later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    All,
+    /// Documents [`scan::may_hold_cluster_objects`] picks.
+    Held,
+    /// The other documents.
+    Streamed,
+}
+
+impl Part {
+    fn takes(self, doc: &str) -> bool {
+        match self {
+            Part::All => true,
+            Part::Held => scan::may_hold_cluster_objects(doc.as_bytes()),
+            Part::Streamed => !scan::may_hold_cluster_objects(doc.as_bytes()),
+        }
+    }
+}
+
+impl ParsedSource {
+    /// Adds the result of parsing another part of the same source.
+    pub fn merge(&mut self, other: ParsedSource) {
+        self.objects.extend(other.objects);
+        self.object_count += other.object_count;
+        self.problems.extend(other.problems);
+        self.documents += other.documents;
+        self.not_objects += other.not_objects;
+        self.skipped = self.skipped.take().or(other.skipped);
+    }
+}
+
+/// Parses the documents of one source that `part` takes.
+pub fn parse_part(
+    id: SourceId,
+    text: &str,
+    context: bool,
+    helm_chart_file: bool,
+    part: Part,
+) -> ParsedSource {
     if helm_chart_file {
         return ParsedSource {
             skipped: Some(SkipReason::HelmTemplate),
@@ -109,7 +154,10 @@ pub fn parse_source(
         };
     }
     let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let docs = split_documents(&text[base..]);
+    let mut docs = split_documents(&text[base..]);
+    if part != Part::All {
+        docs.retain(|(_, d)| part.takes(d));
+    }
     let results: Vec<DocResult> = if docs.len() > DOCS_PER_TASK {
         docs.par_chunks(DOCS_PER_TASK)
             .flat_map_iter(|chunk| {

@@ -23,58 +23,58 @@ pub struct PlanRow {
     pub reason: Option<String>,
 }
 
-/// Rows for every linted workload that the simulator judged, in object order.
-pub fn rows(cx: &Context) -> Vec<PlanRow> {
-    let Some(sim) = &cx.sim else {
-        return Vec::new();
+/// The row of a linted workload that the simulator judged.
+pub fn row(cx: &Context, o: &crate::model::Object) -> Option<PlanRow> {
+    let sim = cx.sim.as_ref()?;
+    cx.verdict(o)?;
+    let w = o.workload()?;
+    let spec = w.pod_spec()?;
+    // The lint's verdicts stop at the first fitting type; the plan counts them all.
+    let verdict = &sim.schedule(o, spec, w.replica_count(), true);
+    let req = crate::karpenter::pod::requests(o, spec).total;
+    let mut row = PlanRow {
+        object: ObjectRef::of(o),
+        replicas: w.replica_count(),
+        cpu: req
+            .get("cpu")
+            .map(|q| q.display_for("cpu"))
+            .unwrap_or_else(|| "-".into()),
+        memory: req
+            .get("memory")
+            .map(|q| q.display_for("memory"))
+            .unwrap_or_else(|| "-".into()),
+        outcome: "schedules",
+        nodepool: None,
+        fitting_types: 0,
+        smallest_type: None,
+        reason: None,
     };
-    cx.index
-        .objects()
-        .iter()
-        .filter_map(|o| {
-            cx.verdict(o)?;
-            let w = o.workload()?;
-            let spec = w.pod_spec()?;
-            // The lint's verdicts stop at the first fitting type; the plan counts them all.
-            let verdict = &sim.schedule(o, spec, w.replica_count(), true);
-            let req = crate::karpenter::pod::requests(o, spec).total;
-            let mut row = PlanRow {
-                object: ObjectRef::of(o),
-                replicas: w.replica_count(),
-                cpu: req.get("cpu").map(|q| q.display_for("cpu")).unwrap_or_else(|| "-".into()),
-                memory: req.get("memory").map(|q| q.display_for("memory")).unwrap_or_else(|| "-".into()),
-                outcome: "schedules",
-                nodepool: None,
-                fitting_types: 0,
-                smallest_type: None,
-                reason: None,
-            };
-            match verdict {
-                Verdict::NotProvisionable => {
-                    row.outcome = "not-provisioned";
-                    row.reason = Some("DaemonSet or nodeName: Karpenter does not provision for it".into());
-                }
-                Verdict::Ignored(Ignored::NotOnKarpenterNodes) => {
-                    row.outcome = "not-provisioned";
-                    row.reason = Some("requires karpenter.sh/nodepool DoesNotExist: runs on nodes Karpenter does not manage".into());
-                }
-                Verdict::Ignored(Ignored::Restricted { key, reason, .. }) => {
-                    row.outcome = "ignored";
-                    row.reason = Some(format!("selector on \"{key}\": {reason}"));
-                }
-                Verdict::Schedules(p) => {
-                    row.nodepool = Some(sim.pools[p.pool].name.clone());
-                    row.fitting_types = p.fitting_types;
-                    row.smallest_type = Some(p.smallest.to_string());
-                }
-                Verdict::Pending(f) => {
-                    row.outcome = "pending";
-                    row.reason = f.first().map(|f| format!("NodePool \"{}\": {}", sim.pools[f.pool].name, f.short));
-                }
-            }
-            Some(row)
-        })
-        .collect()
+    match verdict {
+        Verdict::NotProvisionable => {
+            row.outcome = "not-provisioned";
+            row.reason = Some("DaemonSet or nodeName: Karpenter does not provision for it".into());
+        }
+        Verdict::Ignored(Ignored::NotOnKarpenterNodes) => {
+            row.outcome = "not-provisioned";
+            row.reason = Some("requires karpenter.sh/nodepool DoesNotExist: runs on nodes Karpenter does not manage".into());
+        }
+        Verdict::Ignored(Ignored::Restricted { key, reason, .. }) => {
+            row.outcome = "ignored";
+            row.reason = Some(format!("selector on \"{key}\": {reason}"));
+        }
+        Verdict::Schedules(p) => {
+            row.nodepool = Some(sim.pools[p.pool].name.clone());
+            row.fitting_types = p.fitting_types;
+            row.smallest_type = Some(p.smallest.to_string());
+        }
+        Verdict::Pending(f) => {
+            row.outcome = "pending";
+            row.reason = f
+                .first()
+                .map(|f| format!("NodePool \"{}\": {}", sim.pools[f.pool].name, f.short));
+        }
+    }
+    Some(row)
 }
 
 /// The plan as an aligned text table.

@@ -2,11 +2,11 @@
 //! ever voluntarily disrupting the nodes their pods run on (SPEC §7): consolidation, drift
 //! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
 
+use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::index::selector_matches;
 use crate::model::cluster::PdbSpec;
-use crate::model::de::SpannedMap;
 use crate::model::{Body, Kind, Object};
 
 pub struct ConsolidationBlocked;
@@ -40,23 +40,15 @@ impl Rule for ConsolidationBlocked {
     }
 }
 
-/// The pod labels of a workload (a bare Pod's own labels).
-fn pod_labels(obj: &Object) -> &SpannedMap {
-    match (obj.kind, obj.workload()) {
-        (Kind::Pod, _) | (_, None) => &obj.meta.labels,
-        (_, Some(w)) => &w.template.metadata.labels,
-    }
-}
-
 /// Workloads whose pods Karpenter evicts when it disrupts a node, selected by the PDB.
-fn selected<'a>(obj: &Object, pdb: &PdbSpec, cx: &Context<'a, '_>) -> Vec<&'a Object> {
+fn selected<'w>(obj: &Object, pdb: &PdbSpec, cx: &'w Context) -> Vec<&'w Digest> {
     let Some(sel) = &pdb.selector else {
         // A null selector selects no pods.
         return Vec::new();
     };
     let candidates = |same_file: bool| {
-        cx.index
-            .workloads_in(obj.effective_namespace())
+        cx.workloads
+            .in_namespace(obj.effective_namespace())
             .filter(move |w| {
                 !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob)
                     && (!same_file || w.source == obj.source)
@@ -65,9 +57,9 @@ fn selected<'a>(obj: &Object, pdb: &PdbSpec, cx: &Context<'a, '_>) -> Vec<&'a Ob
     // A budget written beside its workloads is about those: other files' workloads that
     // happen to share labels (independent examples in one tree) are not considered.
     let same_file = candidates(true).next().is_some();
-    let mut out: Vec<&'a Object> = Vec::new();
+    let mut out: Vec<&'w Digest> = Vec::new();
     for w in candidates(same_file)
-        .filter(|w| selector_matches(sel, |k| pod_labels(w).get(k).map(|v| v.value.as_str())))
+        .filter(|w| selector_matches(sel, |k| w.pod_labels.get(k).map(|v| v.value.as_str())))
     {
         // The same workload in several files (kustomize overlays, per-environment copies)
         // counts once, with its largest replica count.
@@ -83,19 +75,19 @@ fn selected<'a>(obj: &Object, pdb: &PdbSpec, cx: &Context<'a, '_>) -> Vec<&'a Ob
     out
 }
 
-fn replicas(w: &Object) -> Option<i64> {
-    w.workload()?.replicas.as_ref().map(|r| r.value)
+fn replicas(w: &Digest) -> Option<i64> {
+    w.replicas.map(|(n, _)| n)
 }
 
 /// Is the workload the target of a HorizontalPodAutoscaler or KEDA ScaledObject?
-fn autoscaled(w: &Object, cx: &Context) -> bool {
+fn autoscaled(w: &Digest, cx: &Context) -> bool {
     cx.index
-        .in_namespace(Kind::Autoscaler, w.effective_namespace())
+        .in_namespace(Kind::Autoscaler, &w.namespace)
         .any(|a| match &a.body {
             Body::Autoscaler(s) => {
                 let r = &s.scale_target_ref;
                 r.name.as_ref().is_some_and(|n| n.value == w.name())
-                    && r.kind.as_ref().is_none_or(|k| k.value == w.kind_name)
+                    && r.kind.as_ref().is_none_or(|k| k.value == w.kind_name())
             }
             _ => false,
         })
@@ -134,10 +126,9 @@ fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
                 if autoscaled(w, cx) {
                     return None;
                 }
-                let wl = w.workload()?;
                 total += match w.kind {
                     Kind::Pod => 1,
-                    _ => wl.replicas.as_ref()?.value,
+                    _ => replicas(w)?,
                 };
             }
             if workloads.is_empty() || total == 0 || n < total {
@@ -168,17 +159,13 @@ fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
     .label("allows no disruption")
     .help("allow at least one disruption: set `maxUnavailable: 1` (or a `minAvailable` below the replicas), so Karpenter can consolidate, replace drifted and expire nodes one pod at a time");
     for w in workloads {
-        let span = w
-            .workload()
-            .and_then(|wl| wl.replicas.as_ref())
-            .map(|r| w.span(r))
-            .unwrap_or_else(|| w.name_span());
+        let span = w.replicas.map_or(w.name_span, |(_, span)| span);
         f = f.related(
             w,
             span,
             format!(
                 "{} \"{}\" is selected by this budget",
-                w.kind_name,
+                w.kind_name(),
                 w.name()
             ),
         );
@@ -225,7 +212,7 @@ fn multiple_pdbs(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
             span,
             format!(
                 "pods of {} \"{}\" are selected by two PodDisruptionBudgets: the eviction API refuses them and Karpenter reports DisruptionBlocked \"Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{} {}])\"",
-                w.kind_name,
+                w.kind_name(),
                 w.name(),
                 pdb_key(o),
                 pdb_key(obj)
@@ -237,7 +224,7 @@ fn multiple_pdbs(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
             o.name()
         ))
         .related(o, o.name_span(), "the other PodDisruptionBudget selecting the same pods")
-        .related(w, w.name_span(), "the pods both budgets select"),
+        .related(w, w.name_span, "the pods both budgets select"),
     )
 }
 

@@ -2,11 +2,9 @@
 //! `ebs.csi.aws.com/agent-not-ready:NoExecute` startup taint, so pods land before the EBS
 //! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
 
+use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::karpenter::sim::Verdict;
-use crate::karpenter::volumes;
-use crate::model::Object;
 use crate::model::karpenter::KarpenterApi;
 use std::collections::BTreeMap;
 
@@ -34,16 +32,10 @@ impl Rule for MissingCsiStartupTaint {
     fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
         let Some(sim) = &cx.sim else { return };
         // Pool index → workloads with EBS volumes that land there.
-        let mut by_pool: BTreeMap<usize, Vec<&Object>> = BTreeMap::new();
-        for o in cx.index.workloads().filter(|o| !o.context) {
-            let Some(Verdict::Schedules(p)) = cx.verdict(o) else {
-                continue;
-            };
-            if volumes::claim_volumes(cx.index, o)
-                .iter()
-                .any(|v| v.is_ebs())
-            {
-                by_pool.entry(p.pool).or_default().push(o);
+        let mut by_pool: BTreeMap<usize, Vec<&Digest>> = BTreeMap::new();
+        for w in cx.workloads.iter().filter(|w| !w.context) {
+            if let Some(p) = w.ebs_pool {
+                by_pool.entry(p).or_default().push(w);
             }
         }
         for (i, workloads) in by_pool {
@@ -85,11 +77,11 @@ impl Rule for MissingCsiStartupTaint {
             ));
             for w in workloads.iter().take(5) {
                 f = f.related(
-                    w,
-                    w.name_span(),
+                    *w,
+                    w.name_span,
                     format!(
                         "{} \"{}\" mounts EBS volumes and lands here",
-                        w.kind_name,
+                        w.kind_name(),
                         w.name()
                     ),
                 );

@@ -23,17 +23,21 @@ struct Device {
 }
 
 fn images_or_name(o: &Object, needles: &[&str]) -> bool {
-    let name = o.name().to_ascii_lowercase();
-    needles.iter().any(|n| name.contains(n))
+    // ASCII case-insensitive `contains` (the needles are lowercase).
+    let has = |s: &str| {
+        needles.iter().any(|n| {
+            s.as_bytes()
+                .windows(n.len())
+                .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
+        })
+    };
+    has(o.name())
         || o.workload().and_then(|w| w.pod_spec()).is_some_and(|s| {
             s.containers
                 .iter()
                 .chain(&s.init_containers)
                 .filter_map(|c| c.image.as_ref())
-                .any(|i| {
-                    let i = i.value.to_ascii_lowercase();
-                    needles.iter().any(|n| i.contains(n))
-                })
+                .any(|i| has(&i.value))
         })
 }
 
@@ -89,17 +93,18 @@ impl Rule for MissingDevicePlugin {
         "pods request nvidia.com/gpu, Neuron or pod-eni resources and no device plugin in the tree registers them"
     }
 
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+    fn check(&self, obj: &Object, cx: &Context, _out: &mut Vec<Finding>) {
         let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
             return;
         };
         let Some(spec) = w.pod_spec() else { return };
         // Only a node Karpenter launches for the pod matters here.
-        let Some(Verdict::Schedules(placement)) = cx.verdict(obj) else {
+        let verdict = cx.verdict(obj);
+        let Some(Verdict::Schedules(placement)) = verdict.as_deref() else {
             return;
         };
         let pool = &sim.pools[placement.pool];
-        for d in DEVICES {
+        for (i, d) in DEVICES.iter().enumerate() {
             let Some((key, _)) = spec
                 .containers
                 .iter()
@@ -116,10 +121,11 @@ impl Rule for MissingDevicePlugin {
                 || (key.value == "nvidia.com/gpu"
                     && pool.node_class_known
                     && pool.family == AmiFamily::Bottlerocket);
-            if built_in || cx.index.workloads().any(|o| (d.provides)(o)) {
+            if built_in {
                 continue;
             }
-            out.push(
+            let bit = 1u8 << i;
+            cx.unless(
                 Finding::new(
                     ID,
                     Severity::Warning,
@@ -137,7 +143,19 @@ impl Rule for MissingDevicePlugin {
                     pool.name_span(),
                     format!("NodePool \"{}\" would launch the node", pool.name),
                 ),
+                move |w| w.devices & bit != 0,
             );
         }
     }
+}
+
+/// Which devices' agents a workload runs, one bit per [`DEVICES`] entry (its digest keeps
+/// the mask: whether a plugin is installed is asked once every workload is known).
+pub(super) fn provided(o: &Object) -> u8 {
+    const { assert!(DEVICES.len() <= 8) };
+    DEVICES
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| (d.provides)(o))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
 }

@@ -1,7 +1,7 @@
 //! `missing-limit-range`: a namespace whose workloads lack requests and that has no
 //! LimitRange to default them.
 
-use super::missing_resource_requests::lacking;
+use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::model::Kind;
@@ -27,14 +27,11 @@ impl Rule for MissingLimitRange {
 
     fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
         // namespace → (workloads lacking requests, containers lacking)
-        let mut by_ns: BTreeMap<&str, Vec<(&crate::model::Object, usize)>> = BTreeMap::new();
-        for w in cx.index.workloads().filter(|w| !w.context) {
-            let n = lacking(w, cx.index).len();
+        let mut by_ns: BTreeMap<&str, Vec<(&Digest, usize)>> = BTreeMap::new();
+        for w in cx.workloads.iter().filter(|w| !w.context) {
+            let n = w.lacking_requests;
             if n > 0 {
-                by_ns
-                    .entry(w.effective_namespace())
-                    .or_default()
-                    .push((w, n));
+                by_ns.entry(&w.namespace).or_default().push((w, n));
             }
         }
         for (ns, workloads) in by_ns {
@@ -59,11 +56,11 @@ impl Rule for MissingLimitRange {
                         .label("no LimitRange in this namespace");
                     for (w, _) in workloads.iter().take(5) {
                         f = f.related(
-                            w,
-                            w.name_span(),
+                            *w,
+                            w.name_span,
                             format!(
                                 "{} \"{}\" has containers without requests",
-                                w.kind_name,
+                                w.kind_name(),
                                 w.name()
                             ),
                         );
@@ -73,15 +70,15 @@ impl Rule for MissingLimitRange {
                 None => {
                     let (first, _) = workloads[0];
                     let mut f =
-                        Finding::new(ID, Severity::Warning, first, first.name_span(), message)
+                        Finding::new(ID, Severity::Warning, first, first.name_span, message)
                             .label(format!("first workload in \"{ns}\" without requests"));
                     for (w, _) in workloads.iter().skip(1).take(4) {
                         f = f.related(
-                            w,
-                            w.name_span(),
+                            *w,
+                            w.name_span,
                             format!(
                                 "{} \"{}\" has containers without requests",
-                                w.kind_name,
+                                w.kind_name(),
                                 w.name()
                             ),
                         );

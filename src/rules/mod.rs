@@ -26,6 +26,7 @@ mod unsatisfiable_topology_spread;
 mod untolerated_taint;
 mod volume_zone_conflict;
 mod windows_os_mismatch;
+pub mod workloads;
 
 use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
@@ -37,84 +38,106 @@ use crate::model::Object;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Mutex;
+use workloads::{Digest, Workloads};
 
 /// What every rule can see.
+///
+/// The run's workloads are not all held at once: most are linted file by file as they are
+/// parsed and then dropped (see `lint.rs`). The index holds every object of the other kinds
+/// (NodePools, node classes, DaemonSets, PVCs, budgets, …) and the workloads that share a
+/// file with them; every workload, held or not, leaves a [`Digest`] in [`Context::workloads`],
+/// which is complete once all files are parsed. Questions about other workloads are
+/// therefore asked of the digests, in [`Rule::check_all`] or through [`Context::unless`].
 pub struct Context<'a, 'c> {
     pub index: &'a Index<'a>,
     /// The Karpenter simulator, when the run has NodePools.
     pub sim: Option<Simulator<'a, 'c>>,
-    /// The simulator's verdict per object id (workloads that are linted).
-    pub verdicts: Vec<Option<Verdict>>,
     /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
     pub cluster: ClusterFacts,
     pub catalog: &'c Catalog,
-    /// This context's number, which keys the per-thread [`Reach`] cache.
+    /// Every workload of the run, in source order; filled before [`Rule::check_all`] runs.
+    pub workloads: Workloads,
+    /// Findings that stand unless some workload of the run says otherwise.
+    deferred: Mutex<Vec<Deferred>>,
+    /// This context's number, which keys the per-thread memos.
     run: u64,
 }
+
+/// A finding held back until every workload is known, and the test that withdraws it.
+type Deferred = (Finding, Box<dyn Fn(&Digest) -> bool + Send>);
 
 /// Contexts made so far in this process (tests and embedders lint several times).
 static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// (context, object id, its reach).
-type ReachSlot = (u64, usize, Option<Rc<Reach>>);
+/// (context, object id, its reach or verdict).
+type Slot<T> = (u64, usize, Option<Rc<T>>);
 
 thread_local! {
     /// The last [`Reach`] worked out on this thread: (context, object id, reach). Rules run
     /// object by object, so the topology, affinity and volume rules asking about the same
     /// object share one computation; a run-wide cache would hold a pool list per workload
     /// (tens of MB on a monorepo with hundreds of NodePools).
-    static LAST_REACH: RefCell<Option<ReachSlot>> = const { RefCell::new(None) };
+    static LAST_REACH: RefCell<Option<Slot<Reach>>> = const { RefCell::new(None) };
+    /// The last [`Verdict`] worked out on this thread, shared the same way.
+    static LAST_VERDICT: RefCell<Option<Slot<Verdict>>> = const { RefCell::new(None) };
+}
+
+/// `compute` for `obj`, or the value this thread last computed for it in this run.
+fn memo<T>(
+    slot: &'static std::thread::LocalKey<RefCell<Option<Slot<T>>>>,
+    run: u64,
+    obj: &Object,
+    compute: impl FnOnce() -> Option<T>,
+) -> Option<Rc<T>> {
+    slot.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if let Some((r, id, value)) = &*slot
+            && *r == run
+            && *id == obj.id
+        {
+            return value.clone();
+        }
+        let value = compute().map(Rc::new);
+        *slot = Some((run, obj.id, value.clone()));
+        value
+    })
 }
 
 impl<'a, 'c> Context<'a, 'c> {
-    /// Builds the index-wide facts once: the simulator and a verdict for every linted
-    /// workload, computed in parallel.
+    /// Builds the facts every rule shares: the simulator (when there are NodePools) and the
+    /// capacity outside Karpenter.
     pub fn new(index: &'a Index<'a>, catalog: &'c Catalog) -> Self {
         let sim = index
             .nodepools()
             .next()
             .is_some()
             .then(|| Simulator::new(index, catalog));
-        let verdicts = match &sim {
-            None => Vec::new(),
-            Some(sim) => index
-                .objects()
-                .par_iter()
-                .map(|o| {
-                    let w = o.workload().filter(|_| !o.context)?;
-                    let spec = w.pod_spec()?;
-                    Some(sim.schedule(o, spec, w.replica_count(), false))
-                })
-                .collect(),
-        };
         Context {
             index,
             sim,
-            verdicts,
             cluster: ClusterFacts::from_index(index),
             catalog,
+            workloads: Workloads::default(),
+            deferred: Mutex::new(Vec::new()),
             run: RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
+    }
+
+    /// Reports `finding` at the end of the run unless some workload's digest passes
+    /// `withdraw`: for per-object checks that ask about the other workloads.
+    pub fn unless(&self, finding: Finding, withdraw: impl Fn(&Digest) -> bool + Send + 'static) {
+        self.deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((finding, Box::new(withdraw)));
     }
 
     /// [`Reach::of`] the pod template of `obj`, computed once while its rules run.
     pub fn reach(&self, obj: &Object) -> Option<Rc<Reach>> {
         let sim = self.sim.as_ref()?;
-        LAST_REACH.with(|slot| {
-            let mut slot = slot.borrow_mut();
-            if let Some((run, id, reach)) = &*slot
-                && *run == self.run
-                && *id == obj.id
-            {
-                return reach.clone();
-            }
-            let reach = obj
-                .workload()
-                .and_then(|w| w.pod_spec())
-                .and_then(|spec| Reach::of(sim, obj, spec))
-                .map(Rc::new);
-            *slot = Some((self.run, obj.id, reach.clone()));
-            reach
+        memo(&LAST_REACH, self.run, obj, || {
+            Reach::of(sim, obj, obj.workload()?.pod_spec()?)
         })
     }
 
@@ -152,14 +175,20 @@ impl<'a, 'c> Context<'a, 'c> {
         let sim = self.sim.as_ref()?;
         let w = obj.workload()?;
         let spec = w.pod_spec()?;
-        match self.verdict(obj)? {
+        match *self.verdict(obj)? {
             Verdict::Schedules(_) | Verdict::Pending(_) => Some((sim, w, spec)),
             Verdict::Ignored(_) | Verdict::NotProvisionable => None,
         }
     }
 
-    pub fn verdict(&self, obj: &Object) -> Option<&Verdict> {
-        self.verdicts.get(obj.id).and_then(Option::as_ref)
+    /// Where Karpenter would put a linted workload's pods, computed once while its rules
+    /// run.
+    pub fn verdict(&self, obj: &Object) -> Option<Rc<Verdict>> {
+        let sim = self.sim.as_ref()?;
+        let w = obj.workload().filter(|_| !obj.context)?;
+        memo(&LAST_VERDICT, self.run, obj, || {
+            Some(sim.schedule(obj, w.pod_spec()?, w.replica_count(), false))
+        })
     }
 
     /// The finding for a pod template no NodePool takes, when the closest pool failed at
@@ -171,7 +200,8 @@ impl<'a, 'c> Context<'a, 'c> {
         obj: &Object,
         label: impl Fn(&str) -> String,
     ) -> Option<Finding> {
-        let (Some(sim), Some(Verdict::Pending(failures))) = (&self.sim, self.verdict(obj)) else {
+        let verdict = self.verdict(obj);
+        let (Some(sim), Some(Verdict::Pending(failures))) = (&self.sim, verdict.as_deref()) else {
             return None;
         };
         let first = failures.first()?;
@@ -289,11 +319,40 @@ pub fn known_ids() -> Vec<&'static str> {
     ids
 }
 
-/// Runs every rule over the index; findings on context objects are dropped.
-pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
-    let objects = cx.index.objects();
-    // One collection: run-wide checks, then each linted object's, gathered into a vector
-    // sized once.
+/// Runs every rule's per-object check over the linted objects of `objects`, in parallel.
+pub fn check_objects(rules: &[Box<dyn Rule>], cx: &Context, objects: &[Object]) -> Vec<Finding> {
+    objects
+        .par_iter()
+        .filter(|o| !o.context)
+        .flat_map_iter(|o| {
+            let mut out = Vec::new();
+            check_object(rules, cx, o, &mut out);
+            out
+        })
+        .collect()
+}
+
+/// Runs every rule's per-object check on one linted object; findings on context objects
+/// are dropped.
+pub fn check_object(rules: &[Box<dyn Rule>], cx: &Context, obj: &Object, out: &mut Vec<Finding>) {
+    let before = out.len();
+    for rule in rules {
+        rule.check(obj, cx, out);
+    }
+    let mut kept = before;
+    for i in before..out.len() {
+        if !out[i].on_context {
+            out.swap(kept, i);
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
+}
+
+/// Runs the checks that need the whole run, once every workload's digest is in
+/// [`Context::workloads`]: each rule's [`Rule::check_all`], then the deferred findings no
+/// workload withdrew.
+pub fn check_run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
     let mut findings: Vec<Finding> = rules
         .par_iter()
         .flat_map_iter(|rule| {
@@ -301,19 +360,19 @@ pub fn run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
             rule.check_all(cx, &mut out);
             out
         })
-        .chain(
-            objects
-                .par_iter()
-                .filter(|o| !o.context)
-                .flat_map_iter(|o| {
-                    let mut out = Vec::new();
-                    for rule in rules {
-                        rule.check(o, cx, &mut out);
-                    }
-                    out
-                }),
-        )
         .collect();
+    let deferred = std::mem::take(
+        &mut *cx
+            .deferred
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    findings.extend(
+        deferred
+            .into_iter()
+            .filter(|(_, withdraw)| !cx.workloads.iter().any(withdraw))
+            .map(|(f, _)| f),
+    );
     findings.retain(|f| !f.on_context);
     findings
 }

@@ -41,7 +41,7 @@ impl Rule for PvcWorkloadNotSpread {
         }
         // Only pods Karpenter provisions for are packed by Karpenter.
         if !matches!(
-            cx.verdict(obj),
+            cx.verdict(obj).as_deref(),
             Some(Verdict::Schedules(_) | Verdict::Pending(_))
         ) {
             return;

@@ -26,7 +26,8 @@ impl Rule for RestrictedLabelSelector {
     }
 
     fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        let Some(Verdict::Ignored(Ignored::Restricted { key, span, reason })) = cx.verdict(obj)
+        let verdict = cx.verdict(obj);
+        let Some(Verdict::Ignored(Ignored::Restricted { key, span, reason })) = verdict.as_deref()
         else {
             return;
         };

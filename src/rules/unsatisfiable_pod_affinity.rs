@@ -2,6 +2,7 @@
 //! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
 //! domains, affinity to pods nothing in the tree creates, or a key without known values.
 
+use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
@@ -111,26 +112,34 @@ impl Rule for UnsatisfiablePodAffinity {
                     f = super::offers_note(f, p, key);
                 }
                 out.push(f);
-            } else if !self_selecting
-                && t.label_selector.is_some()
-                && !target_exists(cx, t, own_ns, obj)
-            {
-                out.push(missing_target(obj, term, &karpenter));
+            } else if !self_selecting && t.label_selector.is_some() {
+                cx.unless(
+                    missing_target(obj, term, &karpenter),
+                    creates_target(t, own_ns, obj),
+                );
             }
         }
     }
 }
 
-/// Does any workload in the tree or context create pods the term selects?
-fn target_exists(cx: &Context, t: &PodAffinityTerm, own_ns: &str, me: &Object) -> bool {
-    let namespaces = topology::term_namespaces(t, own_ns);
-    cx.index.workloads().any(|o| {
-        o.id != me.id
+/// Does this workload (in the tree or context) create pods the term selects? Asked of every
+/// workload once all are known.
+fn creates_target(
+    t: &PodAffinityTerm,
+    own_ns: &str,
+    me: &Object,
+) -> impl Fn(&Digest) -> bool + Send + 'static {
+    let namespaces: Option<Vec<String>> =
+        topology::term_namespaces(t, own_ns).map(|ns| ns.into_iter().map(String::from).collect());
+    let selector = t.label_selector.clone();
+    let me = me.id;
+    move |w| {
+        w.id != me
             && namespaces
                 .as_ref()
-                .is_none_or(|ns| ns.contains(&o.effective_namespace()))
-            && topology::selects(t.label_selector.as_ref(), topology::pod_labels(o))
-    })
+                .is_none_or(|ns| ns.iter().any(|n| *n == w.namespace))
+            && topology::selects(selector.as_ref(), &w.pod_labels)
+    }
 }
 
 fn missing_target(obj: &Object, term: &Spanned<PodAffinityTerm>, karpenter: &str) -> Finding {

@@ -2,6 +2,7 @@
 //! offer (bound PV node affinity, StorageClass `allowedTopologies`), and EBS StorageClasses
 //! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (SPEC §8).
 
+use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::LABEL_ZONE;
@@ -15,7 +16,7 @@ const ID: &str = "volume-zone-conflict";
 
 fn provisioned(cx: &Context, obj: &Object) -> bool {
     matches!(
-        cx.verdict(obj),
+        cx.verdict(obj).as_deref(),
         Some(Verdict::Schedules(_) | Verdict::Pending(_))
     )
 }
@@ -115,15 +116,10 @@ impl Rule for VolumeZoneConflict {
             if mode.is_some_and(|m| m.value != "Immediate") {
                 continue;
             }
-            let users: Vec<&Object> = cx
-                .index
-                .workloads()
-                .filter(|o| !o.context && provisioned(cx, o))
-                .filter(|o| {
-                    volumes::claim_volumes(cx.index, o).iter().any(|v| {
-                        v.pv.is_none() && v.storage_class.is_some_and(|s| s.id == sc_obj.id)
-                    })
-                })
+            let users: Vec<&Digest> = cx
+                .workloads
+                .iter()
+                .filter(|w| !w.context && w.unbound_classes.contains(&sc_obj.id))
                 .collect();
             let Some(first) = users.first() else { continue };
             let (span, label) = match mode {
@@ -144,11 +140,11 @@ impl Rule for VolumeZoneConflict {
                 .label(label)
                 .help("set `volumeBindingMode: WaitForFirstConsumer` so the volume is created in the zone of the node Karpenter launches")
                 .related(
-                    first,
-                    first.name_span(),
+                    *first,
+                    first.name_span,
                     format!(
                         "{} \"{}\" uses it{}",
-                        first.kind_name,
+                        first.kind_name(),
                         first.name(),
                         if users.len() > 1 {
                             format!(" (and {} more)", users.len() - 1)

@@ -121,7 +121,8 @@ impl Rule for WindowsOsMismatch {
         if strict.requirements.has(BUILD_LABEL) {
             return;
         }
-        if let (Some(sim), Some(Verdict::Schedules(p))) = (&cx.sim, cx.verdict(obj)) {
+        let verdict = cx.verdict(obj);
+        if let (Some(sim), Some(Verdict::Schedules(p))) = (&cx.sim, verdict.as_deref()) {
             let pool = &sim.pools[p.pool];
             if pool.node_class_known
                 && let Some(node_build) = pool.family.windows_build()
