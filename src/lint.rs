@@ -21,7 +21,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Debug, Clone)]
 pub struct LintOptions {
@@ -208,17 +207,21 @@ fn pass(
         .par_iter()
         .enumerate()
         .map(|(id, src)| {
-            let text = match read(src, opts.max_file_size) {
+            let bytes = match read(src, opts.max_file_size) {
                 Err(e) => return (Some(Err(e)), false),
                 Ok(Read::Parsed(p)) => return (Some(Ok((p, false))), false),
-                Ok(Read::Text(text)) => text,
+                Ok(Read::Bytes(bytes)) => bytes,
             };
             let part = if force_held[id] {
                 Part::All
-            } else if parse::scan::may_hold_cluster_objects(text.as_bytes()) {
+            } else if parse::scan::may_hold_cluster_objects(&bytes) {
                 Part::Held
             } else {
                 return (None, true);
+            };
+            let text = match to_text(bytes) {
+                Ok(text) => text,
+                Err(p) => return (Some(Ok((p, false))), false),
             };
             let (mut p, marker) = parse_text(id, src, &text, part);
             let mut objects = std::mem::take(&mut p.objects);
@@ -252,69 +255,83 @@ fn pass(
     cx.cluster.merge(&opts.cluster);
     // The held objects' digests and plan rows now; their rules once every workload's
     // digest is in (budgets select workloads).
-    let linted = Mutex::new(
-        objects
-            .par_iter()
-            .fold(Linted::default, |mut acc, o| {
-                acc.object(o, None, &cx, opts.plan);
-                acc
-            })
-            .reduce(Linted::default, Linted::merge),
-    );
+    let linted = objects
+        .par_iter()
+        .fold(Linted::default, |mut acc, o| {
+            acc.object(o, None, &cx, opts.plan);
+            acc
+        })
+        .reduce(Linted::default, Linted::merge);
     timings.mark("index + simulator");
 
-    // The other files: parsed, linted object by object, digested and dropped.
-    let next_id = AtomicUsize::new(objects.len());
-    let annotations = Mutex::new(suppress::Annotations::default());
-    let missed = Mutex::new(Vec::new());
-    parsed
-        .par_iter_mut()
-        .enumerate()
+    // The other files, a batch at a time: parsed, linted object by object, digested and
+    // dropped. Parsing a batch and then linting it keeps the parser's and the simulator's
+    // working sets apart (interleaved file by file, each evicts the other from the caches).
+    let mut linted = linted;
+    let mut next_id = objects.len();
+    let mut annotations = suppress::Annotations::default();
+    let streamed: Vec<usize> = (parsed.iter().enumerate())
         .filter(|(_, (_, rest))| *rest)
-        .for_each(|(id, (slot, _))| {
-            if !lock(&missed).is_empty() {
-                return;
-            }
-            // The documents the scan passed over, or the whole file.
-            let part = match slot {
-                Some(_) => Part::Streamed,
-                None => Part::All,
-            };
-            let mut r = read(&sources[id], opts.max_file_size).map(|read| match read {
-                Read::Parsed(p) => (p, false),
-                Read::Text(text) => parse_text(id, &sources[id], &text, part),
-            });
-            // A file whose held part was used but that now reads differently (a Helm
-            // template with a syntax error in a later document is skipped whole).
-            if part == Part::Streamed && !r.as_ref().is_ok_and(|(p, _)| p.skipped.is_none()) {
-                lock(&missed).push(id);
-                return;
-            }
-            if let Ok((p, _)) = &mut r {
-                let mut objects = std::mem::take(&mut p.objects);
+        .map(|(id, _)| id)
+        .collect();
+    for batch in streamed.chunks(STREAM_BATCH) {
+        let mut results: Vec<(usize, Parsed)> = batch
+            .par_iter()
+            .map(|&id| {
+                // The documents the scan passed over, or the whole file.
+                let part = match parsed[id].0 {
+                    Some(_) => Part::Streamed,
+                    None => Part::All,
+                };
+                let r = read(&sources[id], opts.max_file_size).map(|read| match read {
+                    Read::Parsed(p) => (p, false),
+                    Read::Bytes(bytes) => match to_text(bytes) {
+                        Ok(text) => parse_text(id, &sources[id], &text, part),
+                        Err(p) => (p, false),
+                    },
+                });
+                (id, r)
+            })
+            .collect();
+        let missed: Vec<usize> = (results.iter())
+            .filter(|(id, r)| match r {
+                // A file whose held part was used but that now reads differently (a Helm
+                // template with a syntax error in a later document is skipped whole).
+                _ if parsed[*id].0.is_some()
+                    && !r.as_ref().is_ok_and(|(p, _)| p.skipped.is_none()) =>
+                {
+                    true
+                }
                 // Objects of held kinds after all.
-                if objects.iter().any(|o| !o.kind.is_streamed()) {
-                    lock(&missed).push(id);
-                    return;
-                }
-                for o in &mut objects {
-                    o.id = next_id.fetch_add(1, Ordering::Relaxed);
-                }
-                let file = objects
-                    .par_iter()
-                    .with_min_len(16)
-                    .fold(Linted::default, |mut acc, o| {
-                        acc.object(o, Some(&registry), &cx, opts.plan);
-                        acc
-                    })
-                    .reduce(Linted::default, Linted::merge);
-                let mut all = lock(&linted);
-                *all = std::mem::take(&mut *all).merge(file);
-                let mut ann = suppress::Annotations::default();
-                ann.add(&objects);
-                lock(&annotations).merge(ann);
+                Ok((p, _)) => p.objects.iter().any(|o| !o.kind.is_streamed()),
+                Err(_) => false,
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        if !missed.is_empty() {
+            return Pass::Missed(missed);
+        }
+        let mut objects: Vec<Object> = Vec::new();
+        for (_, r) in &mut results {
+            if let Ok((p, _)) = r {
+                annotations.add(&p.objects);
+                objects.append(&mut p.objects);
             }
-            progress.tick();
+        }
+        for (i, o) in objects.iter_mut().enumerate() {
+            o.id = next_id + i;
+        }
+        next_id += objects.len();
+        let batch_linted = objects
+            .par_iter()
+            .fold(Linted::default, |mut acc, o| {
+                acc.object(o, Some(&registry), &cx, opts.plan);
+                acc
+            })
+            .reduce(Linted::default, Linted::merge);
+        linted = linted.merge(batch_linted);
+        for (id, r) in results {
+            let slot = &mut parsed[id].0;
             *slot = Some(match (slot.take(), r) {
                 (Some(Ok((mut first, marker))), Ok((rest, _))) => {
                     first.merge(rest);
@@ -322,25 +339,16 @@ fn pass(
                 }
                 (_, r) => r,
             });
-        });
-    drop(progress);
-    let missed = missed
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !missed.is_empty() {
-        return Pass::Missed(missed);
+            progress.tick();
+        }
     }
+    drop(progress);
     let Linted {
         mut findings,
         digests,
         mut rows,
         static_only,
-    } = linted
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut annotations = annotations
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    } = linted;
     cx.workloads = rules::workloads::Workloads::new(digests);
     timings.mark("stream the other files");
 
@@ -448,6 +456,9 @@ fn pass(
     }))
 }
 
+/// Files parsed before their objects are linted together (see [`pass`]).
+const STREAM_BATCH: usize = 64;
+
 /// What linting objects leaves behind.
 #[derive(Default)]
 struct Linted {
@@ -547,18 +558,18 @@ impl Timings {
     }
 }
 
-/// A source's text, or what parsing it would say without reading it further.
+/// A source's bytes, or what parsing it would say without reading it further.
 enum Read<'s> {
-    Text(Cow<'s, str>),
+    Bytes(Cow<'s, [u8]>),
     Parsed(ParsedSource),
 }
 
-/// Reads a source: its text, or a skip (too large, binary) or invalid UTF-8.
+/// Reads a source: its bytes, or a skip (too large, binary).
 fn read(src: &Source, max: u64) -> Result<Read<'_>, String> {
     let path = match (src.stdin_text(), src.path()) {
-        (Some(t), _) => return Ok(Read::Text(Cow::Borrowed(t))),
+        (Some(t), _) => return Ok(Read::Bytes(Cow::Borrowed(t.as_bytes()))),
         (None, Some(path)) => path,
-        (None, None) => return Ok(Read::Text(Cow::Borrowed(""))),
+        (None, None) => return Ok(Read::Bytes(Cow::Borrowed(b""))),
     };
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", src.name))?;
     if meta.is_dir() {
@@ -580,21 +591,28 @@ fn read(src: &Source, max: u64) -> Result<Read<'_>, String> {
     if bytes.contains(&0) {
         return skip(SkipReason::Binary);
     }
-    match String::from_utf8(bytes) {
-        Ok(s) => Ok(Read::Text(Cow::Owned(s))),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            Ok(Read::Parsed(ParsedSource {
-                problems: vec![parse::ParseProblem {
-                    span: Span::new(at, 0),
-                    message: format!(
-                        "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
-                    ),
-                }],
-                ..Default::default()
-            }))
-        }
-    }
+    Ok(Read::Bytes(Cow::Owned(bytes)))
+}
+
+/// A source's bytes as text, or the parse result of a file that is not UTF-8.
+fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, ParsedSource> {
+    let text = match bytes {
+        Cow::Borrowed(b) => std::str::from_utf8(b)
+            .map(Cow::Borrowed)
+            .map_err(|e| e.valid_up_to()),
+        Cow::Owned(b) => String::from_utf8(b)
+            .map(Cow::Owned)
+            .map_err(|e| e.utf8_error().valid_up_to()),
+    };
+    text.map_err(|at| ParsedSource {
+        problems: vec![parse::ParseProblem {
+            span: Span::new(at, 0),
+            message: format!(
+                "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
+            ),
+        }],
+        ..Default::default()
+    })
 }
 
 /// Parses a part of a source's text; the flag tells whether the text holds a suppression
