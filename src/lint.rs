@@ -21,6 +21,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 #[derive(Debug, Clone)]
 pub struct LintOptions {
@@ -264,85 +265,99 @@ fn pass(
         .reduce(Linted::default, Linted::merge);
     timings.mark("index + simulator");
 
-    // The other files, a batch at a time: parsed, linted object by object, digested and
-    // dropped. Parsing a batch and then linting it keeps the parser's and the simulator's
-    // working sets apart (interleaved file by file, each evicts the other from the caches).
-    let mut linted = linted;
-    let mut next_id = objects.len();
-    let mut annotations = suppress::Annotations::default();
-    let streamed: Vec<usize> = (parsed.iter().enumerate())
-        .filter(|(_, (_, rest))| *rest)
-        .map(|(id, _)| id)
-        .collect();
-    for batch in streamed.chunks(STREAM_BATCH) {
-        let mut results: Vec<(usize, Parsed)> = batch
-            .par_iter()
-            .map(|&id| {
+    // The other files, a few at a time per task: parsed, linted object by object, digested
+    // and dropped. A task parses its files and then lints their objects: interleaved file by
+    // file, the parser's and the simulator's working sets evict each other from the caches.
+    let next_id = AtomicUsize::new(objects.len());
+    let missing = AtomicBool::new(false);
+    // Each task's results join these as soon as it ends.
+    let done = Mutex::new(Task {
+        linted,
+        ..Task::default()
+    });
+    parsed
+        .par_chunks_mut(FILES_PER_TASK)
+        .enumerate()
+        .for_each(|(chunk, slots)| {
+            if missing.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut task = Task::default();
+            let mut objects: Vec<Object> = Vec::new();
+            for (k, (slot, rest)) in slots.iter_mut().enumerate() {
+                if !*rest {
+                    continue;
+                }
+                let id = chunk * FILES_PER_TASK + k;
                 // The documents the scan passed over, or the whole file.
-                let part = match parsed[id].0 {
+                let part = match slot {
                     Some(_) => Part::Streamed,
                     None => Part::All,
                 };
-                let r = read(&sources[id], opts.max_file_size).map(|read| match read {
+                let mut r = read(&sources[id], opts.max_file_size).map(|read| match read {
                     Read::Parsed(p) => (p, false),
                     Read::Bytes(bytes) => match to_text(bytes) {
                         Ok(text) => parse_text(id, &sources[id], &text, part),
                         Err(p) => (p, false),
                     },
                 });
-                (id, r)
-            })
-            .collect();
-        let missed: Vec<usize> = (results.iter())
-            .filter(|(id, r)| match r {
-                // A file whose held part was used but that now reads differently (a Helm
-                // template with a syntax error in a later document is skipped whole).
-                _ if parsed[*id].0.is_some()
-                    && !r.as_ref().is_ok_and(|(p, _)| p.skipped.is_none()) =>
-                {
-                    true
+                let missed = match &r {
+                    // A file whose held part was used but that now reads differently (a
+                    // Helm template with a syntax error in a later document is skipped
+                    // whole).
+                    _ if part == Part::Streamed
+                        && !r.as_ref().is_ok_and(|(p, _)| p.skipped.is_none()) =>
+                    {
+                        true
+                    }
+                    // Objects of held kinds after all.
+                    Ok((p, _)) => p.objects.iter().any(|o| !o.kind.is_streamed()),
+                    Err(_) => false,
+                };
+                if missed {
+                    missing.store(true, Ordering::Relaxed);
+                    task.missed.push(id);
+                    continue;
                 }
-                // Objects of held kinds after all.
-                Ok((p, _)) => p.objects.iter().any(|o| !o.kind.is_streamed()),
-                Err(_) => false,
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        if !missed.is_empty() {
-            return Pass::Missed(missed);
-        }
-        let mut objects: Vec<Object> = Vec::new();
-        for (_, r) in &mut results {
-            if let Ok((p, _)) = r {
-                annotations.add(&p.objects);
-                objects.append(&mut p.objects);
+                if let Ok((p, _)) = &mut r {
+                    task.annotations.add(&p.objects);
+                    objects.append(&mut p.objects);
+                }
+                *slot = Some(match (slot.take(), r) {
+                    (Some(Ok((mut first, marker))), Ok((rest, _))) => {
+                        first.merge(rest);
+                        Ok((first, marker))
+                    }
+                    (_, r) => r,
+                });
+                progress.tick();
             }
-        }
-        for (i, o) in objects.iter_mut().enumerate() {
-            o.id = next_id + i;
-        }
-        next_id += objects.len();
-        let batch_linted = objects
-            .par_iter()
-            .fold(Linted::default, |mut acc, o| {
-                acc.object(o, Some(&registry), &cx, opts.plan);
-                acc
-            })
-            .reduce(Linted::default, Linted::merge);
-        linted = linted.merge(batch_linted);
-        for (id, r) in results {
-            let slot = &mut parsed[id].0;
-            *slot = Some(match (slot.take(), r) {
-                (Some(Ok((mut first, marker))), Ok((rest, _))) => {
-                    first.merge(rest);
-                    Ok((first, marker))
-                }
-                (_, r) => r,
-            });
-            progress.tick();
-        }
-    }
+            let base = next_id.fetch_add(objects.len(), Ordering::Relaxed);
+            for (i, o) in objects.iter_mut().enumerate() {
+                o.id = base + i;
+            }
+            task.linted = objects
+                .par_iter()
+                .with_min_len(16)
+                .fold(Linted::default, |mut acc, o| {
+                    acc.object(o, Some(&registry), &cx, opts.plan);
+                    acc
+                })
+                .reduce(Linted::default, Linted::merge);
+            lock(&done).merge(task);
+        });
+    let Task {
+        linted,
+        mut annotations,
+        missed,
+    } = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     drop(progress);
+    if missing.into_inner() {
+        // A task that saw another's miss stopped early: its files are not all parsed.
+        return Pass::Missed(missed);
+    }
     let Linted {
         mut findings,
         digests,
@@ -456,8 +471,25 @@ fn pass(
     }))
 }
 
-/// Files parsed before their objects are linted together (see [`pass`]).
-const STREAM_BATCH: usize = 64;
+/// Streamed files per task, parsed before their objects are linted together (see [`pass`]).
+const FILES_PER_TASK: usize = 16;
+
+/// What a task over streamed files leaves behind.
+#[derive(Default)]
+struct Task {
+    linted: Linted,
+    annotations: suppress::Annotations,
+    /// Files holding objects of held kinds after all.
+    missed: Vec<usize>,
+}
+
+impl Task {
+    fn merge(&mut self, other: Task) {
+        self.linted = std::mem::take(&mut self.linted).merge(other.linted);
+        self.annotations.merge(other.annotations);
+        self.missed.extend(other.missed);
+    }
+}
 
 /// What linting objects leaves behind.
 #[derive(Default)]
