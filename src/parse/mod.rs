@@ -215,9 +215,15 @@ pub fn parse_part(
 pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut starts = vec![0usize];
     let bytes = text.as_bytes();
-    let mut line_start = 0usize;
-    while line_start < bytes.len() {
-        let line_end = memchr_newline(bytes, line_start);
+    // Only lines that start with `-` or `.` can be markers: the newlines are found with
+    // memchr, and only those lines are looked at.
+    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|p| p + 1));
+    for line_start in line_starts {
+        if !matches!(bytes.get(line_start), Some(b'-' | b'.')) {
+            continue;
+        }
+        let line_end =
+            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |p| line_start + p);
         let line = &bytes[line_start..line_end];
         if line_start > 0 && is_marker(line, b"---") {
             starts.push(line_start);
@@ -228,7 +234,6 @@ pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
                 starts.push(next);
             }
         }
-        line_start = line_end + 1;
     }
     starts.dedup();
     let mut out = Vec::with_capacity(starts.len());
@@ -239,14 +244,6 @@ pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
         }
     }
     out
-}
-
-fn memchr_newline(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|p| from + p)
-        .unwrap_or(bytes.len())
 }
 
 fn is_marker(line: &[u8], marker: &[u8]) -> bool {
@@ -454,4 +451,48 @@ pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
         off += l.len();
     }
     text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_marker, split_documents};
+
+    /// The splitting rule, line by line and without shortcuts.
+    fn split_by_lines(text: &str) -> Vec<(usize, &str)> {
+        let mut starts = vec![0usize];
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let bare = line.trim_end_matches('\n').as_bytes();
+            if at > 0 && is_marker(bare, b"---") {
+                starts.push(at);
+            } else if is_marker(bare, b"...") && at + line.len() < text.len() {
+                starts.push(at + line.len());
+            }
+            at += line.len();
+        }
+        starts.dedup();
+        let ends = starts.iter().skip(1).copied().chain([text.len()]);
+        starts
+            .iter()
+            .zip(ends)
+            .filter(|(s, e)| **s < *e)
+            .map(|(&s, e)| (s, &text[s..e]))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+        #[test]
+        fn splits_where_the_line_rule_does(lines in proptest::collection::vec(proptest::sample::select(vec![
+            "---", "--- ", "---\t", "---\r", "----", "--", "...", "... x", "....", ".", "-",
+            "a: 1", "- x", "  ---", "", "--- # c", "\r",
+        ]), 0..24), newline_at_end: bool) {
+            let mut text = lines.join("\n");
+            if newline_at_end {
+                text.push('\n');
+            }
+            proptest::prop_assert_eq!(split_documents(&text), split_by_lines(&text));
+        }
+    }
 }
