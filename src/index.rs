@@ -1,6 +1,12 @@
-//! Index stage: every object of the run (linted paths and `--context`), queryable by kind,
-//! namespace, name and label selector, so rules can ask cross-object questions ("is there a
-//! LimitRange in this namespace?", "which NodePools exist?") without scanning.
+//! Index stage: the objects the run holds (linted paths and `--context`), queryable by kind,
+//! namespace and name, so rules can ask cross-object questions ("is there a LimitRange in
+//! this namespace?", "which NodePools exist?") without scanning.
+//!
+//! It holds every object of the cluster-level kinds (NodePools, node classes, DaemonSets,
+//! PVCs, budgets, …) but few workloads: those in a document that also holds such an object
+//! (a `List`), or in a file held whole because the byte scan missed a kind. The others are
+//! linted as their files are parsed and then dropped (see `lint.rs`); rules ask about
+//! workloads through their digests (`rules::workloads`).
 
 use crate::model::workload::LabelSelector;
 use crate::model::{Kind, Object};
@@ -10,38 +16,25 @@ pub struct Index<'a> {
     objects: &'a [Object],
     by_kind: BTreeMap<Kind, Vec<usize>>,
     /// (kind, effective namespace) → objects: per-namespace questions ("the PVC of this
-    /// claim", "the workloads this budget selects") stay linear in the namespace, not the run.
+    /// claim", "the autoscalers of this namespace") stay linear in the namespace, not the run.
     by_namespace: HashMap<(Kind, &'a str), Vec<usize>>,
-    workloads: Vec<usize>,
-    workloads_by_namespace: HashMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> Index<'a> {
     pub fn new(objects: &'a [Object]) -> Self {
         let mut by_kind: BTreeMap<Kind, Vec<usize>> = BTreeMap::new();
         let mut by_namespace: HashMap<(Kind, &'a str), Vec<usize>> = HashMap::new();
-        let mut workloads = Vec::new();
-        let mut workloads_by_namespace: HashMap<&'a str, Vec<usize>> = HashMap::new();
         for (i, o) in objects.iter().enumerate() {
             by_kind.entry(o.kind).or_default().push(i);
             by_namespace
                 .entry((o.kind, o.effective_namespace()))
                 .or_default()
                 .push(i);
-            if o.kind.is_workload() {
-                workloads.push(i);
-                workloads_by_namespace
-                    .entry(o.effective_namespace())
-                    .or_default()
-                    .push(i);
-            }
         }
         Index {
             objects,
             by_kind,
             by_namespace,
-            workloads,
-            workloads_by_namespace,
         }
     }
 
@@ -73,16 +66,6 @@ impl<'a> Index<'a> {
             Some(ns) => self.in_namespace(kind, ns).find(|o| o.name() == name),
             None => self.of_kind(kind).find(|o| o.name() == name),
         }
-    }
-
-    /// Workloads of every kind, in source order.
-    pub fn workloads(&self) -> impl Iterator<Item = &'a Object> + '_ {
-        self.workloads.iter().map(|&i| &self.objects[i])
-    }
-
-    /// Workloads of every kind in a namespace, in source order.
-    pub fn workloads_in<'s>(&'s self, ns: &'s str) -> impl Iterator<Item = &'a Object> + 's {
-        self.at(self.workloads_by_namespace.get(ns))
     }
 
     pub fn nodepools(&self) -> impl Iterator<Item = &'a Object> + '_ {
@@ -140,9 +123,8 @@ metadata: {name: e, namespace: default}
         let names = |it: &mut dyn Iterator<Item = &Object>| -> Vec<String> {
             it.map(|o| o.name().to_string()).collect()
         };
-        assert_eq!(names(&mut index.workloads_in("team")), ["a", "d"]);
-        assert_eq!(names(&mut index.workloads_in("default")), ["b", "e"]);
-        assert_eq!(names(&mut index.workloads()), ["a", "b", "d", "e"]);
+        assert_eq!(names(&mut index.in_namespace(Kind::Pod, "default")), ["b"]);
+        assert_eq!(names(&mut index.of_kind(Kind::Deployment)), ["a", "e"]);
         assert_eq!(
             names(&mut index.in_namespace(Kind::Deployment, "default")),
             ["e"]

@@ -80,9 +80,8 @@ pub struct Outcome {
     /// One row per linted workload: where Karpenter would put it (`karplint plan`).
     pub plan: Vec<crate::report::plan::PlanRow>,
     pub io_errors: Vec<String>,
-    /// The run's typed model, handed back so that a caller about to exit can skip freeing
-    /// it (`std::mem::forget`, as the CLI does): on a large tree that is a tenth of a
-    /// second of nothing but `free`.
+    /// The objects the run held (the streamed workloads are gone), handed back so that a
+    /// caller about to exit can skip freeing them (`std::mem::forget`, as the CLI does).
     pub model: Vec<Object>,
 }
 
@@ -183,12 +182,12 @@ enum Pass {
 /// One pass of the pipeline over the sources.
 ///
 /// Memory stays well below the size of the tree because workloads are not all held at
-/// once. A byte scan picks the files that may hold objects every workload is judged against
-/// (NodePools, node classes, DaemonSets, PVCs, budgets, …; see [`parse::scan`]), plus those
-/// in `force_held`; they are parsed first and held, and the index and simulator are built
-/// from them. The other files are then parsed in parallel, each linted by the per-object
-/// rules at once and dropped, leaving for each workload a small digest, which the rules that
-/// look across workloads read at the end.
+/// once. A byte scan picks the documents that may hold objects every workload is judged
+/// against (NodePools, node classes, DaemonSets, PVCs, budgets, …; see [`parse::scan`]), and
+/// `force_held` whole files; those are parsed first and held, and the index and simulator
+/// are built from them. The other documents are then parsed in parallel, a few files per
+/// task, linted by the per-object rules and dropped, leaving for each workload a small
+/// digest, which the rules that look across workloads read at the end.
 fn pass(
     opts: &LintOptions,
     catalog: &Catalog,
@@ -197,7 +196,7 @@ fn pass(
     timings: &mut Timings,
 ) -> Pass {
     let progress = crate::progress::Progress::start(sources.len());
-    // Each held file's objects join the list as soon as the file is parsed: the per-file
+    // Each file's held objects join the list as soon as the file is parsed: the per-file
     // vectors are freed at once and their memory reused for the next files, where holding
     // them all to the end and then copying them out left the model's size in scattered
     // holes. Sorted back into source order below.
@@ -209,20 +208,33 @@ fn pass(
         .enumerate()
         .map(|(id, src)| {
             let bytes = match read(src, opts.max_file_size) {
-                Err(e) => return (Some(Err(e)), false),
-                Ok(Read::Parsed(p)) => return (Some(Ok((p, false))), false),
+                Err(e) => {
+                    progress.tick();
+                    return (Some(Err(e)), false);
+                }
+                Ok(Read::Parsed(p)) => {
+                    progress.tick();
+                    return (Some(Ok((p, false))), false);
+                }
                 Ok(Read::Bytes(bytes)) => bytes,
             };
             let part = if force_held[id] {
                 Part::All
-            } else if parse::scan::may_hold_cluster_objects(&bytes) {
-                Part::Held
-            } else {
+            } else if !parse::scan::may_hold_cluster_objects(&bytes) {
                 return (None, true);
+            } else if memchr::memmem::find(&bytes, b"{{").is_some() {
+                // Held whole: a Helm template with a syntax error in any document is
+                // skipped whole, which the second step could not undo.
+                Part::All
+            } else {
+                Part::Held
             };
             let text = match to_text(bytes) {
                 Ok(text) => text,
-                Err(p) => return (Some(Ok((p, false))), false),
+                Err(p) => {
+                    progress.tick();
+                    return (Some(Ok((p, false))), false);
+                }
             };
             let (mut p, marker) = parse_text(id, src, &text, part);
             let mut objects = std::mem::take(&mut p.objects);
@@ -232,7 +244,7 @@ fn pass(
             if !objects.is_empty() {
                 lock(&gathered).append(&mut objects);
             }
-            let rest = part == Part::Held && p.skipped.is_none();
+            let rest = part == Part::Held && p.skipped.is_none() && p.left_out > 0;
             if !rest {
                 progress.tick();
             }
@@ -279,9 +291,6 @@ fn pass(
         .par_chunks_mut(FILES_PER_TASK)
         .enumerate()
         .for_each(|(chunk, slots)| {
-            if missing.load(Ordering::Relaxed) {
-                return;
-            }
             let mut task = Task::default();
             let mut objects: Vec<Object> = Vec::new();
             for (k, (slot, rest)) in slots.iter_mut().enumerate() {
@@ -332,6 +341,12 @@ fn pass(
                 });
                 progress.tick();
             }
+            if missing.load(Ordering::Relaxed) {
+                // The pass is abandoned: the other files are still parsed, so that it finds
+                // every miss at once, but not linted.
+                lock(&done).missed.extend(task.missed);
+                return;
+            }
             let base = next_id.fetch_add(objects.len(), Ordering::Relaxed);
             for (i, o) in objects.iter_mut().enumerate() {
                 o.id = base + i;
@@ -355,7 +370,6 @@ fn pass(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     drop(progress);
     if missing.into_inner() {
-        // A task that saw another's miss stopped early: its files are not all parsed.
         return Pass::Missed(missed);
     }
     let Linted {
@@ -444,14 +458,7 @@ fn pass(
             "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml".into(),
         );
     }
-    findings.sort_by(|a, b| {
-        (&sources[a.source].name, a.span.offset, a.rule, &a.message).cmp(&(
-            &sources[b.source].name,
-            b.span.offset,
-            b.rule,
-            &b.message,
-        ))
-    });
+    findings.sort_by(|a, b| finding_order(sources, a, b));
     report::count(&mut summary, &findings);
     timings.mark("suppress + sort");
     drop(cx);
@@ -469,6 +476,23 @@ fn pass(
         },
         io_errors,
     }))
+}
+
+/// The report's order: by place, then by everything else. Findings arrive in no fixed order
+/// (tasks end when they end), and ties must still come out the same way every run.
+fn finding_order(sources: &[Source], a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    fn place<'f>(sources: &'f [Source], f: &'f Finding) -> impl Ord + 'f {
+        (&sources[f.source].name, f.span.offset, f.rule, &f.message)
+    }
+    fn rest(f: &Finding) -> impl Ord + '_ {
+        (f.span.len, f.severity, &f.label, &f.help, &f.object)
+    }
+    fn related(f: &Finding) -> impl Iterator<Item = impl Ord + '_> + '_ {
+        (f.related.iter()).map(|r| (r.source, r.span.offset, r.span.len, &r.message))
+    }
+    (place(sources, a).cmp(&place(sources, b)))
+        .then_with(|| rest(a).cmp(&rest(b)))
+        .then_with(|| related(a).cmp(related(b)))
 }
 
 /// Streamed files per task, parsed before their objects are linted together (see [`pass`]).

@@ -49,37 +49,19 @@ pub struct Applied {
     pub suppressed: Vec<Finding>,
 }
 
-/// The `karplint.io/ignore` annotations of a run's linted objects, with the document starts
-/// of the sources that have any. Gathered file by file as objects are parsed: most objects
-/// are dropped long before the run's findings are all known.
+/// The `karplint.io/ignore` annotations of a run's linted objects. Gathered as objects are
+/// parsed: most objects are dropped long before the run's findings are all known.
 #[derive(Debug, Default)]
-pub struct Annotations {
-    sups: Vec<Suppression>,
-    /// Document start offsets per source, to tell which document a finding is in.
-    docs: BTreeMap<SourceId, Vec<usize>>,
-}
+pub struct Annotations(Vec<Suppression>);
 
 impl Annotations {
-    /// Adds the annotations of `objects`, which are whole files' objects.
     pub fn add(&mut self, objects: &[Object]) {
-        let found = annotation_suppressions(objects);
-        if found.is_empty() {
-            return;
-        }
-        for o in objects {
-            if found.iter().any(|s| s.source == o.source) {
-                self.docs.entry(o.source).or_default().push(o.doc_offset);
-            }
-        }
-        self.sups.extend(found);
+        self.0.extend(annotation_suppressions(objects));
     }
 
     /// Adds what another part of the run gathered.
     pub fn merge(&mut self, other: Annotations) {
-        self.sups.extend(other.sups);
-        for (source, docs) in other.docs {
-            self.docs.entry(source).or_default().extend(docs);
-        }
+        self.0.extend(other.0);
     }
 }
 
@@ -92,9 +74,25 @@ pub fn apply(
     scan: &[bool],
     known: &[&str],
 ) -> Applied {
-    let Annotations { mut sups, mut docs } = annotations;
-    // Source order, each file's in object order, whatever order the files were parsed in.
-    sups.sort_by_key(|s| s.source);
+    let mut sups = annotations.0;
+    // Source order, each file's in document order, whatever order the files were parsed in.
+    sups.sort_by_key(|s| match s.scope {
+        Scope::Object { doc_offset, .. } => (s.source, doc_offset),
+        _ => (s.source, usize::MAX),
+    });
+    // Document starts of the sources with annotations, to tell which document a finding is
+    // in: from the text, as the objects are gone.
+    let mut docs: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
+    for s in &sups {
+        docs.entry(s.source).or_insert_with(|| {
+            let text = sources[s.source].reread();
+            let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
+            crate::parse::split_documents(&text[base..])
+                .into_iter()
+                .map(|(offset, _)| base + offset)
+                .collect()
+        });
+    }
     let mut texts: BTreeMap<SourceId, String> = BTreeMap::new();
     for (id, src) in sources.iter().enumerate() {
         if src.context || !scan.get(id).copied().unwrap_or(false) {
@@ -109,10 +107,6 @@ pub fn apply(
             findings,
             suppressed: Vec::new(),
         };
-    }
-    for v in docs.values_mut() {
-        v.sort_unstable();
-        v.dedup();
     }
     let mut out = Applied::default();
     for f in findings {

@@ -190,3 +190,41 @@ fn a_held_kind_the_scan_cannot_read_is_still_held() {
     assert_eq!(c, d);
     assert_eq!((once, twice), (1, 2));
 }
+
+#[test]
+fn annotations_suppress_in_files_split_between_the_two_steps() {
+    // No requests: missing-resource-requests fires on each copy unless suppressed.
+    let bare = |name: &str, annotation: &str| {
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: shop
+spec:
+  template:
+    metadata:
+      annotations: {{{annotation}}}
+    spec:
+      containers:
+        - name: app
+          image: example.com/app:1
+"
+        )
+    };
+    let ignored = bare("web", "karplint.io/ignore: missing-resource-requests");
+    let plain = bare("web", "team: shop");
+    // The budget's document is parsed in the first step, the Deployments' in the second; the
+    // second copy is the same object in another document, so the annotation is not its.
+    let file = format!(
+        "{}---\n{ignored}---\n{plain}",
+        budget("web", "PodDisruptionBudget")
+    );
+    let found = lint(&[("pool.yaml", POOL), ("app.yaml", &file)]);
+    let lacking: Vec<_> = found
+        .iter()
+        .filter(|f| f.0 == "missing-resource-requests")
+        .collect();
+    assert_eq!(lacking.len(), 1, "{found:?}");
+    assert!(!rules(&found).contains(&"unused-suppression"), "{found:?}");
+}

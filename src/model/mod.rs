@@ -170,7 +170,8 @@ pub enum Body {
 /// One typed Kubernetes object, with where it came from.
 #[derive(Debug, Clone)]
 pub struct Object {
-    /// Position in the run's object list (set by the pipeline after parsing).
+    /// Unique in the run (set by the pipeline after parsing): held objects are numbered by
+    /// their position in the index's list, streamed ones after them.
     pub id: usize,
     pub source: SourceId,
     /// Byte offset of the document in the file: model spans are relative to it.

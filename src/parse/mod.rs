@@ -61,6 +61,8 @@ pub struct ParsedSource {
     /// Documents without `apiVersion`/`kind` (values files, kustomization.yaml, …).
     pub not_objects: usize,
     pub skipped: Option<SkipReason>,
+    /// Documents of the source that the part parsed did not take.
+    pub left_out: usize,
 }
 
 /// Documents per chunk handed to one rayon task: large multi-document files are parsed in
@@ -130,6 +132,7 @@ impl ParsedSource {
         self.documents += other.documents;
         self.not_objects += other.not_objects;
         self.skipped = self.skipped.take().or(other.skipped);
+        self.left_out = other.left_out;
     }
 }
 
@@ -155,9 +158,11 @@ pub fn parse_part(
     }
     let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let mut docs = split_documents(&text[base..]);
+    let all = docs.len();
     if part != Part::All {
         docs.retain(|(_, d)| part.takes(d));
     }
+    let left_out = all - docs.len();
     let results: Vec<DocResult> = if docs.len() > DOCS_PER_TASK {
         docs.par_chunks(DOCS_PER_TASK)
             .flat_map_iter(|chunk| {
@@ -172,7 +177,10 @@ pub fn parse_part(
             .map(|(off, d)| parse_document(id, base + off, d, context))
             .collect()
     };
-    let mut out = ParsedSource::default();
+    let mut out = ParsedSource {
+        left_out,
+        ..Default::default()
+    };
     // Sized once: the documents' objects are moved in without regrowing the vector.
     out.objects.reserve_exact(
         results

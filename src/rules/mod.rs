@@ -45,10 +45,11 @@ use workloads::{Digest, Workloads};
 ///
 /// The run's workloads are not all held at once: most are linted file by file as they are
 /// parsed and then dropped (see `lint.rs`). The index holds every object of the other kinds
-/// (NodePools, node classes, DaemonSets, PVCs, budgets, …) and the workloads that share a
-/// file with them; every workload, held or not, leaves a [`Digest`] in [`Context::workloads`],
-/// which is complete once all files are parsed. Questions about other workloads are
-/// therefore asked of the digests, in [`Rule::check_all`] or through [`Context::unless`].
+/// (NodePools, node classes, DaemonSets, PVCs, budgets, …) and the few workloads that share
+/// a document with them; every workload, held or not, leaves a [`Digest`] in
+/// [`Context::workloads`], which is complete once all files are parsed. Questions about
+/// other workloads are therefore asked of the digests, in [`Rule::check_all`] or through
+/// [`Context::unless`].
 pub struct Context<'a, 'c> {
     pub index: &'a Index<'a>,
     /// The Karpenter simulator, when the run has NodePools.
@@ -257,6 +258,10 @@ pub trait Rule: Send + Sync {
     /// `lints/<id>.md`, embedded: the `karplint explain` text.
     fn doc(&self) -> &'static str;
     /// Findings about one object. Called for every object that is linted (not context).
+    /// Most workloads are checked while files are still being parsed, when
+    /// [`Context::workloads`] is still empty: a check that asks about other workloads files
+    /// its finding with [`Context::unless`]. Objects of the held kinds (budgets, NodePools,
+    /// …) are checked after every file is parsed, and may read the digests.
     fn check(&self, _obj: &Object, _cx: &Context, _out: &mut Vec<Finding>) {}
     /// Findings that need the whole tree at once (per namespace, per NodePool, …).
     fn check_all(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
