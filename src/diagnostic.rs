@@ -62,7 +62,7 @@ impl std::fmt::Display for ObjectRef {
 }
 
 /// What a finding can be about: a typed object, or the digest of a workload whose model
-/// has been dropped (`rules::workloads`).
+/// has been dropped ([`crate::index::Digest`]).
 pub trait Subject {
     fn source(&self) -> SourceId;
     fn object_ref(&self) -> ObjectRef;

@@ -7,13 +7,13 @@ use crate::config::Level;
 use crate::diagnostic::{Finding, Severity};
 use crate::discover::{self, DiscoverError, Filters, Input};
 use crate::index::Index;
+use crate::index::{Digest, Workloads};
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::{self, ClusterFacts};
 use crate::model::{Object, Span};
 use crate::parse::{self, ParsedSource, Part, SkipReason};
 use crate::report::plan;
 use crate::report::{self, Origin, Report, Source, Summary};
-use crate::rules::workloads::Digest;
 use crate::rules::{self, Context, Rule};
 use crate::suppress;
 use rayon::prelude::*;
@@ -378,7 +378,7 @@ fn pass(
         mut rows,
         static_only,
     } = linted;
-    cx.workloads = rules::workloads::Workloads::new(digests);
+    cx.workloads = Workloads::new(digests);
     timings.mark("stream the other files");
 
     // The held objects' own rules (budgets read the workloads' digests), then the run-wide
@@ -401,9 +401,11 @@ fn pass(
     let mut scan = vec![false; sources.len()];
     for (id, p) in parsed.into_iter().enumerate() {
         let src = &sources[id];
-        match p.0.expect("every source is parsed in one of the two steps") {
-            Err(e) => io_errors.push(e),
-            Ok((p, has_marker)) => {
+        match p.0 {
+            // Every source is parsed in one of the two steps when no file was missed.
+            None => io_errors.push(format!("{}: not read (internal error)", src.name)),
+            Some(Err(e)) => io_errors.push(e),
+            Some(Ok((p, has_marker))) => {
                 scan[id] = has_marker;
                 if let Some(reason) = p.skipped {
                     skipped.push((id, reason));
@@ -533,7 +535,7 @@ impl Linted {
         if let Some(rules) = rules.filter(|_| !o.context) {
             rules::check_object(rules, cx, o, &mut self.findings);
         }
-        self.digests.extend(Digest::of(o, cx));
+        self.digests.extend(cx.digest(o));
         if plan {
             self.rows
                 .extend(plan::row(cx, o).map(|row| (order(o), row)));

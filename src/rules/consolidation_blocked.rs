@@ -2,9 +2,9 @@
 //! ever voluntarily disrupting the nodes their pods run on (SPEC §7): consolidation, drift
 //! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
 
-use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::index::Digest;
 use crate::index::selector_matches;
 use crate::model::cluster::PdbSpec;
 use crate::model::{Body, Kind, Object};

@@ -2,9 +2,9 @@
 //! `ebs.csi.aws.com/agent-not-ready:NoExecute` startup taint, so pods land before the EBS
 //! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
 
-use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::index::Digest;
 use crate::model::karpenter::KarpenterApi;
 use std::collections::BTreeMap;
 

@@ -1,9 +1,9 @@
 //! `missing-limit-range`: a namespace whose workloads lack requests and that has no
 //! LimitRange to default them.
 
-use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::index::Digest;
 use crate::model::Kind;
 use std::collections::BTreeMap;
 

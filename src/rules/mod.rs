@@ -26,10 +26,9 @@ mod unsatisfiable_topology_spread;
 mod untolerated_taint;
 mod volume_zone_conflict;
 mod windows_os_mismatch;
-pub mod workloads;
 
 use crate::diagnostic::{Finding, Severity};
-use crate::index::Index;
+use crate::index::{Digest, Index, Workloads};
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::ClusterFacts;
 use crate::karpenter::sim::{Simulator, Verdict};
@@ -39,7 +38,6 @@ use rayon::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Mutex;
-use workloads::{Digest, Workloads};
 
 /// What every rule can see.
 ///
@@ -132,6 +130,47 @@ impl<'a, 'c> Context<'a, 'c> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push((finding, Box::new(withdraw)));
+    }
+
+    /// The [`Digest`] of a workload object, or `None` for other kinds: taken while its rules
+    /// run (its verdict is memoised then), or for held objects before any rule runs.
+    pub fn digest(&self, obj: &Object) -> Option<Digest> {
+        let w = obj.workload()?;
+        let linted = !obj.context;
+        let verdict = self.verdict(obj);
+        let claims = || crate::karpenter::volumes::claim_volumes(self.index, obj);
+        let ebs_pool = match verdict.as_deref() {
+            Some(Verdict::Schedules(p)) if claims().iter().any(|v| v.is_ebs()) => Some(p.pool),
+            _ => None,
+        };
+        let unbound_classes = match verdict.as_deref() {
+            Some(Verdict::Schedules(_) | Verdict::Pending(_)) => claims()
+                .iter()
+                .filter(|v| v.pv.is_none())
+                .filter_map(|v| v.storage_class.map(|s| s.id))
+                .collect(),
+            _ => Box::default(),
+        };
+        Some(Digest {
+            id: obj.id,
+            source: obj.source,
+            order: crate::lint::order(obj),
+            context: obj.context,
+            kind: obj.kind,
+            object: crate::diagnostic::ObjectRef::of(obj),
+            namespace: obj.effective_namespace().into(),
+            name_span: obj.name_span(),
+            replicas: w.replicas.as_ref().map(|r| (r.value, obj.span(r))),
+            pod_labels: crate::karpenter::topology::pod_labels(obj).clone(),
+            lacking_requests: if linted {
+                missing_resource_requests::lacking(obj, self.index).len()
+            } else {
+                0
+            },
+            ebs_pool,
+            unbound_classes,
+            devices: missing_device_plugin::provided(obj),
+        })
     }
 
     /// [`Reach::of`] the pod template of `obj`, computed once while its rules run.

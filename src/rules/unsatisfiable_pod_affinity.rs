@@ -2,9 +2,9 @@
 //! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
 //! domains, affinity to pods nothing in the tree creates, or a key without known values.
 
-use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::index::Digest;
 use crate::karpenter::requirements::normalize_key;
 use crate::karpenter::topology;
 use crate::model::Object;

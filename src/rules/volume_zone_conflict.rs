@@ -2,9 +2,9 @@
 //! offer (bound PV node affinity, StorageClass `allowedTopologies`), and EBS StorageClasses
 //! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (SPEC §8).
 
-use super::workloads::Digest;
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::index::Digest;
 use crate::karpenter::requirements::LABEL_ZONE;
 use crate::karpenter::sim::Verdict;
 use crate::karpenter::volumes;
