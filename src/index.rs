@@ -1,10 +1,11 @@
 //! Index stage: the objects the run holds (linted paths and `--context`), queryable by kind,
-//! namespace and name, so rules can ask cross-object questions ("is there a LimitRange in
+//! namespace, name and label selector, so rules can ask cross-object questions ("is there a LimitRange in
 //! this namespace?", "which NodePools exist?") without scanning.
 //!
 //! It holds every object of the cluster-level kinds (NodePools, node classes, DaemonSets,
 //! PVCs, budgets, …) but few workloads: those in a document that also holds such an object
-//! (a `List`), or in a file held whole because the byte scan missed a kind. The others are
+//! (a `List`), or in a file held whole (a held file with `{{` in it, or one whose kind the
+//! byte scan missed). The others are
 //! linted as their files are parsed and then dropped (see `lint.rs`); rules ask about
 //! workloads through their digests ([`Digest`], [`Workloads`]).
 
