@@ -310,18 +310,15 @@ fn pass(
                         Err(p) => (p, false),
                     },
                 });
-                let missed = match &r {
+                let missed = match (&r, part) {
                     // A file whose held part was used but that now reads differently (a
                     // Helm template with a syntax error in a later document is skipped
                     // whole).
-                    _ if part == Part::Streamed
-                        && !r.as_ref().is_ok_and(|(p, _)| p.skipped.is_none()) =>
-                    {
-                        true
-                    }
+                    (Err(_), Part::Streamed) => true,
+                    (Ok((p, _)), Part::Streamed) if p.skipped.is_some() => true,
                     // Objects of held kinds after all.
-                    Ok((p, _)) => p.objects.iter().any(|o| !o.kind.is_streamed()),
-                    Err(_) => false,
+                    (Ok((p, _)), _) => p.objects.iter().any(|o| !o.kind.is_streamed()),
+                    (Err(_), _) => false,
                 };
                 if missed {
                     missing.store(true, Ordering::Relaxed);
