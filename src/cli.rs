@@ -7,7 +7,7 @@
 //! write several reports from one run.
 
 use crate::config::{self, Config, Level};
-use crate::lint::{self, LintOptions};
+use crate::engine::{self as lint, LintOptions};
 use crate::report::{self, github, human, json, markdown, sarif};
 use crate::rules;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -197,9 +197,9 @@ pub fn rules_table() -> String {
         .collect();
     rows.extend(rules::registry().iter().map(|r| {
         (
-            r.id().to_string(),
-            r.default_severity().to_string(),
-            r.summary().to_string(),
+            r.meta().id.to_string(),
+            r.meta().severity.to_string(),
+            r.meta().summary.to_string(),
         )
     }));
     rows.sort();
@@ -217,9 +217,9 @@ pub fn explain(rule: &str) -> Option<&'static str> {
         return Some(doc);
     }
     rules::registry()
-        .into_iter()
-        .find(|r| r.id() == rule)
-        .map(|r| r.doc())
+        .iter()
+        .find(|r| r.meta().id == rule)
+        .map(|r| r.meta().doc)
 }
 
 fn run_plan(args: &LintArgs) -> i32 {
@@ -422,7 +422,7 @@ fn run_lint(args: &LintArgs) -> i32 {
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(100);
-    for e in &outcome.io_errors {
+    for e in &outcome.read_errors {
         eprintln!("karplint: {e}");
     }
     let mut code = 0;
@@ -462,7 +462,7 @@ fn run_lint(args: &LintArgs) -> i32 {
         };
         code = code.max(written);
     }
-    if code != 0 || !outcome.io_errors.is_empty() {
+    if code != 0 || !outcome.read_errors.is_empty() {
         return 2;
     }
     let failed = fail_on

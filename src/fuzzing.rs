@@ -4,7 +4,7 @@
 //! Shared by the cargo-fuzz targets in `fuzz/` and by `tests/fuzz.rs`, which replays the
 //! kept regression inputs and runs a short randomized pass on stable Rust. Not a stable API.
 
-use crate::lint;
+use crate::engine as lint;
 use crate::report::{self, human, json};
 
 /// Runs parse → model → index → rules → both renderers on `data` (read as `karplint -`

@@ -5,14 +5,11 @@
 //! It holds every object of the cluster-level kinds (NodePools, node classes, DaemonSets,
 //! PVCs, budgets, …) but few workloads: those in a document that also holds such an object
 //! (a `List`), or in a file held whole (a held file with `{{` in it, or one whose kind the
-//! byte scan missed). The others are
-//! linted as their files are parsed and then dropped (see `lint.rs`); rules ask about
-//! workloads through their digests ([`Digest`], [`Workloads`]).
+//! byte scan missed). The others are checked as their files are parsed and then dropped
+//! (see `engine`); rules ask about workloads through their facts (`facts`).
 
-use crate::diagnostic::{ObjectRef, Subject};
-use crate::model::de::{SpannedMap, Str};
 use crate::model::workload::LabelSelector;
-use crate::model::{Kind, Object, SourceId, Span};
+use crate::model::{Kind, Object};
 use std::collections::{BTreeMap, HashMap};
 
 pub struct Index<'a> {
@@ -92,94 +89,6 @@ pub fn selector_matches<'l>(sel: &LabelSelector, labels: impl Fn(&str) -> Option
                 _ => false,
             }
         })
-}
-
-/// One workload, as the rules that look across workloads see it: what they need of each,
-/// so that a workload's typed model can be dropped as soon as its own rules have run. Taken
-/// of every workload of the run, linted or `--context`, held or streamed (see `lint.rs`,
-/// and `rules::Context::digest`); each field names the rule that reads it.
-#[derive(Debug)]
-pub struct Digest {
-    /// The object's id: unique in the run, not an index.
-    pub id: usize,
-    pub source: SourceId,
-    /// Its place in the run's object order (`lint::order`).
-    pub order: (usize, usize, usize),
-    pub context: bool,
-    pub kind: Kind,
-    pub object: ObjectRef,
-    /// The namespace, `default` when none is written.
-    pub namespace: Str,
-    pub name_span: Span,
-    /// `spec.replicas` and its span.
-    pub replicas: Option<(i64, Span)>,
-    /// The labels its pods carry (budgets and pod affinity select on them).
-    pub pod_labels: SpannedMap,
-    /// Containers without requests no LimitRange defaults (`missing-limit-range`).
-    pub lacking_requests: usize,
-    /// The pool it schedules to, when it mounts EBS volumes (`missing-csi-startup-taint`).
-    pub ebs_pool: Option<usize>,
-    /// StorageClass object ids of its unbound claims, when Karpenter provisions for it
-    /// (`volume-zone-conflict`).
-    pub unbound_classes: Box<[usize]>,
-    /// Bit `i` set: it runs the agent of `missing-device-plugin`'s device `i`.
-    pub devices: u8,
-}
-
-impl Digest {
-    pub fn name(&self) -> &str {
-        &self.object.name
-    }
-
-    pub fn kind_name(&self) -> &str {
-        &self.object.kind
-    }
-}
-
-impl Subject for Digest {
-    fn source(&self) -> SourceId {
-        self.source
-    }
-    fn object_ref(&self) -> ObjectRef {
-        self.object.clone()
-    }
-    fn is_context(&self) -> bool {
-        self.context
-    }
-}
-
-/// Every workload's digest, in the run's object order.
-#[derive(Debug, Default)]
-pub struct Workloads {
-    all: Vec<Digest>,
-    /// Namespace → positions in `all`, in order.
-    by_namespace: HashMap<Str, Vec<usize>>,
-}
-
-impl Workloads {
-    /// Sorts digests gathered in any order into object order.
-    pub fn new(mut all: Vec<Digest>) -> Self {
-        all.sort_unstable_by_key(|d| d.order);
-        all.shrink_to_fit();
-        let mut by_namespace: HashMap<Str, Vec<usize>> = HashMap::new();
-        for (i, d) in all.iter().enumerate() {
-            by_namespace.entry(d.namespace.clone()).or_default().push(i);
-        }
-        Workloads { all, by_namespace }
-    }
-
-    pub fn iter(&self) -> std::slice::Iter<'_, Digest> {
-        self.all.iter()
-    }
-
-    /// The workloads of a namespace, in object order.
-    pub fn in_namespace(&self, ns: &str) -> impl Iterator<Item = &Digest> + '_ {
-        self.by_namespace
-            .get(ns)
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.all[i])
-    }
 }
 
 #[cfg(test)]

@@ -2,18 +2,20 @@
 //! Karpenter would leave a pod Pending.
 //!
 //! The pipeline is visible in the module tree:
-//! [`discover`] → [`parse`] (spans) → [`model`] → [`index`] → [`rules`] → [`report`],
-//! with the Karpenter simulator in [`karpenter`] and the whole run in [`lint`].
+//! [`discover`] → [`parse`] (spans) → [`model`] → [`index`] → [`rules`] (reading [`facts`])
+//! → [`report`], with the Karpenter simulator in [`karpenter`] and the whole run, as named
+//! phases, in [`engine`].
 
 pub mod cli;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod engine;
+pub mod facts;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod index;
 pub mod karpenter;
-pub mod lint;
 pub mod model;
 pub mod parse;
 pub mod progress;

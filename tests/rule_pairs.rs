@@ -1,7 +1,7 @@
 //! Rules must not contradict each other: following one rule's advice never makes another
 //! rule fire.
 
-use karplint::lint::{LintOptions, lint};
+use karplint::engine::{LintOptions, lint};
 use std::path::PathBuf;
 
 fn rules_fired(path: PathBuf) -> Vec<&'static str> {

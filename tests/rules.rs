@@ -1,13 +1,16 @@
 //! Every rule has a doc and fixtures; fixtures fire and stay quiet as their names say; the
 //! rendered diagnostics of each rule's fixtures are snapshots; the docs' examples work.
 
+use karplint::engine::{LintOptions, lint};
 use karplint::karpenter::cluster::ClusterFacts;
-use karplint::lint::{LintOptions, lint};
 use karplint::report::{self, Texts, human};
 use std::path::{Path, PathBuf};
 
 fn rule_ids() -> Vec<&'static str> {
-    let mut ids: Vec<&'static str> = karplint::rules::registry().iter().map(|r| r.id()).collect();
+    let mut ids: Vec<&'static str> = karplint::rules::registry()
+        .iter()
+        .map(|r| r.meta().id)
+        .collect();
     ids.extend(karplint::rules::BUILTIN_RULES.iter().map(|(id, _, _)| *id));
     ids.sort();
     ids

@@ -92,7 +92,7 @@ fn lint_passes(files: &[(&str, &str)]) -> (Found, usize) {
         .output()
         .expect("runs");
     let passes = String::from_utf8_lossy(&out.stderr)
-        .matches("timings: read + parse held files")
+        .matches("timings: cluster phase: read + parse held documents")
         .count();
     assert!(
         out.status.success(),

@@ -4,8 +4,8 @@
 
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
+use crate::karpenter::sim::Simulator;
 use crate::karpenter::sim::Verdict;
-use crate::rules::Context;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,9 +24,7 @@ pub struct PlanRow {
 }
 
 /// The row of a linted workload that the simulator judged.
-pub fn row(cx: &Context, o: &crate::model::Object) -> Option<PlanRow> {
-    let sim = cx.sim.as_ref()?;
-    cx.verdict(o)?;
+pub fn row(o: &crate::model::Object, sim: &Simulator) -> Option<PlanRow> {
     let w = o.workload()?;
     let spec = w.pod_spec()?;
     // The lint's verdicts stop at the first fitting type; the plan counts them all.

@@ -34,10 +34,10 @@ fn rule_metadata() -> Vec<RuleMeta> {
         })
         .collect();
     out.extend(rules::registry().iter().map(|r| RuleMeta {
-        id: r.id(),
-        severity: r.default_severity(),
-        summary: r.summary(),
-        doc: r.doc(),
+        id: r.meta().id,
+        severity: r.meta().severity,
+        summary: r.meta().summary,
+        doc: r.meta().doc,
     }));
     out.sort_by_key(|r| r.id);
     out

@@ -2,52 +2,48 @@
 //! ever voluntarily disrupting the nodes their pods run on (SPEC §7): consolidation, drift
 //! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::index::Digest;
+use crate::facts::{WorkloadFacts, Workloads};
 use crate::index::selector_matches;
 use crate::model::cluster::PdbSpec;
 use crate::model::{Body, Kind, Object};
 
-pub struct ConsolidationBlocked;
+declare_rule!(
+    ConsolidationBlocked,
+    "consolidation-blocked",
+    Warning,
+    "PodDisruptionBudgets or do-not-disrupt annotations that keep Karpenter from ever disrupting a node: \"DisruptionBlocked\""
+);
 
-const ID: &str = "consolidation-blocked";
 const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
 
 impl Rule for ConsolidationBlocked {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/consolidation-blocked.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "PodDisruptionBudgets or do-not-disrupt annotations that keep Karpenter from ever disrupting a node: \"DisruptionBlocked\""
+    fn check_object(&self, o: &Placed, _cx: &Context, out: &mut Findings) {
+        if let Body::Workload(_) = &o.obj.body {
+            out.extend(do_not_disrupt(o.obj));
+        }
     }
 
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        match &obj.body {
-            Body::PodDisruptionBudget(pdb) => {
-                out.extend(blocking_pdb(obj, pdb, cx));
-                out.extend(multiple_pdbs(obj, pdb, cx));
+    /// Budgets select workloads: checked once every workload's facts are in.
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        for obj in cx.index.of_kind(Kind::PodDisruptionBudget) {
+            if let (false, Body::PodDisruptionBudget(pdb)) = (obj.context, &obj.body) {
+                out.extend(blocking_pdb(obj, pdb, cx, workloads));
+                out.extend(multiple_pdbs(obj, pdb, cx, workloads));
             }
-            Body::Workload(_) => out.extend(do_not_disrupt(obj)),
-            _ => {}
         }
     }
 }
 
 /// Workloads whose pods Karpenter evicts when it disrupts a node, selected by the PDB.
-fn selected<'w>(obj: &Object, pdb: &PdbSpec, cx: &'w Context) -> Vec<&'w Digest> {
+fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Vec<&'w WorkloadFacts> {
     let Some(sel) = &pdb.selector else {
         // A null selector selects no pods.
         return Vec::new();
     };
     let candidates = |same_file: bool| {
-        cx.workloads
+        workloads
             .in_namespace(obj.effective_namespace())
             .filter(move |w| {
                 !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob)
@@ -57,7 +53,7 @@ fn selected<'w>(obj: &Object, pdb: &PdbSpec, cx: &'w Context) -> Vec<&'w Digest>
     // A budget written beside its workloads is about those: other files' workloads that
     // happen to share labels (independent examples in one tree) are not considered.
     let same_file = candidates(true).next().is_some();
-    let mut out: Vec<&'w Digest> = Vec::new();
+    let mut out: Vec<&'w WorkloadFacts> = Vec::new();
     for w in candidates(same_file)
         .filter(|w| selector_matches(sel, |k| w.pod_labels.get(k).map(|v| v.value.as_str())))
     {
@@ -75,12 +71,12 @@ fn selected<'w>(obj: &Object, pdb: &PdbSpec, cx: &'w Context) -> Vec<&'w Digest>
     out
 }
 
-fn replicas(w: &Digest) -> Option<i64> {
+fn replicas(w: &WorkloadFacts) -> Option<i64> {
     w.replicas.map(|(n, _)| n)
 }
 
 /// Is the workload the target of a HorizontalPodAutoscaler or KEDA ScaledObject?
-fn autoscaled(w: &Digest, cx: &Context) -> bool {
+fn autoscaled(w: &WorkloadFacts, cx: &Context) -> bool {
     cx.index
         .in_namespace(Kind::Autoscaler, &w.namespace)
         .any(|a| match &a.body {
@@ -97,8 +93,8 @@ fn pdb_key(obj: &Object) -> String {
     format!("{}/{}", obj.effective_namespace(), obj.name())
 }
 
-fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
-    let workloads = selected(obj, pdb, cx);
+fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context, all: &Workloads) -> Option<Finding> {
+    let workloads = selected(obj, pdb, all);
     let (span, field, why) = if let Some(m) = pdb
         .max_unavailable
         .as_ref()
@@ -174,8 +170,13 @@ fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
 }
 
 /// A later PDB selecting pods an earlier one selects: Karpenter cannot evict them.
-fn multiple_pdbs(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
-    let mine = selected(obj, pdb, cx);
+fn multiple_pdbs(
+    obj: &Object,
+    pdb: &PdbSpec,
+    cx: &Context,
+    workloads: &Workloads,
+) -> Option<Finding> {
+    let mine = selected(obj, pdb, workloads);
     if mine.is_empty() {
         return None;
     }
@@ -188,7 +189,7 @@ fn multiple_pdbs(obj: &Object, pdb: &PdbSpec, cx: &Context) -> Option<Finding> {
             let Body::PodDisruptionBudget(p) = &o.body else {
                 return None;
             };
-            let theirs = selected(o, p, cx);
+            let theirs = selected(o, p, workloads);
             let shared = mine.iter().find(|w| theirs.iter().any(|t| t.id == w.id))?;
             Some((o, *shared))
         })?;

@@ -3,7 +3,7 @@
 //! object, on its `apiVersion` (or the first deprecated key of a workload or Node), naming
 //! the v1 replacement of everything deprecated in it.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::cluster::LABEL_PROVISIONER_NAME;
 use crate::karpenter::requirements::LABEL_NODEPOOL;
@@ -11,28 +11,19 @@ use crate::model::karpenter::{KarpenterApi, NodePool};
 use crate::model::workload::NodeSelectorRequirement;
 use crate::model::{Kind, Object, Span};
 
-pub struct DeprecatedKarpenterApi;
-
-const ID: &str = "deprecated-karpenter-api";
+declare_rule!(
+    DeprecatedKarpenterApi,
+    "deprecated-karpenter-api",
+    Warning,
+    "Karpenter v1alpha5/v1beta1 objects, fields, annotations and labels that Karpenter v1 no longer serves or honours"
+);
 
 const DO_NOT_EVICT: &str = "karpenter.sh/do-not-evict";
 const DO_NOT_CONSOLIDATE: &str = "karpenter.sh/do-not-consolidate";
 
 impl Rule for DeprecatedKarpenterApi {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/deprecated-karpenter-api.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "Karpenter v1alpha5/v1beta1 objects, fields, annotations and labels that Karpenter v1 no longer serves or honours"
-    }
-
-    fn check(&self, obj: &Object, _cx: &Context, out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, _cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         if let Some(f) = api_finding(obj) {
             out.push(f);
         } else if let Some(f) = key_finding(obj) {

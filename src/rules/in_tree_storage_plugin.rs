@@ -1,29 +1,20 @@
 //! `in-tree-storage-plugin`: PersistentVolumes and StorageClasses that use the in-tree
 //! `kubernetes.io/aws-ebs` plugin, whose attach limits Karpenter cannot discover.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::model::{Body, Object};
+use crate::model::Body;
 
-pub struct InTreeStoragePlugin;
-
-const ID: &str = "in-tree-storage-plugin";
+declare_rule!(
+    InTreeStoragePlugin,
+    "in-tree-storage-plugin",
+    Error,
+    "PersistentVolume or StorageClass using the deprecated in-tree EBS plugin Karpenter cannot count"
+);
 
 impl Rule for InTreeStoragePlugin {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/in-tree-storage-plugin.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "PersistentVolume or StorageClass using the deprecated in-tree EBS plugin Karpenter cannot count"
-    }
-
-    fn check(&self, obj: &Object, _cx: &Context, out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, _cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         match &obj.body {
             Body::PersistentVolume(pv) => {
                 if let Some(ebs) = &pv.aws_elastic_block_store {

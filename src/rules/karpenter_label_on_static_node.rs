@@ -2,30 +2,21 @@
 //! Node with node-group labels) that carries Karpenter's `karpenter.sh/nodepool` or
 //! `karpenter.sh/provisioner-name` label.
 
-use super::{Context, Rule};
+use super::{Context, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::facts::Workloads;
 use crate::karpenter::cluster::{GroupSource, LABEL_PROVISIONER_NAME};
 use crate::karpenter::requirements::LABEL_NODEPOOL;
 
-pub struct KarpenterLabelOnStaticNode;
-
-const ID: &str = "karpenter-label-on-static-node";
+declare_rule!(
+    KarpenterLabelOnStaticNode,
+    "karpenter-label-on-static-node",
+    Error,
+    "a node group or Node outside Karpenter labelled karpenter.sh/nodepool (or provisioner-name)"
+);
 
 impl Rule for KarpenterLabelOnStaticNode {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/karpenter-label-on-static-node.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "a node group or Node outside Karpenter labelled karpenter.sh/nodepool (or provisioner-name)"
-    }
-
-    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_run(&self, cx: &Context, _workloads: &Workloads, out: &mut Vec<Finding>) {
         for g in &cx.cluster.node_groups {
             let Some(origin) = &g.origin else { continue };
             let Some(obj) = cx.index.objects().get(origin.object) else {

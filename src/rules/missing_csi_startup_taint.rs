@@ -2,39 +2,32 @@
 //! `ebs.csi.aws.com/agent-not-ready:NoExecute` startup taint, so pods land before the EBS
 //! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
 
-use super::{Context, Rule};
+use super::{Context, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::index::Digest;
+use crate::facts::Workloads;
+use crate::facts::{Placement, WorkloadFacts};
 use crate::model::karpenter::KarpenterApi;
 use std::collections::BTreeMap;
 
-pub struct MissingCsiStartupTaint;
-
-const ID: &str = "missing-csi-startup-taint";
+declare_rule!(
+    MissingCsiStartupTaint,
+    "missing-csi-startup-taint",
+    Warning,
+    "NodePool hosting pods with EBS volumes lacks the ebs.csi.aws.com/agent-not-ready startup taint"
+);
 
 /// The taint the EBS CSI node agent removes once it is ready.
 pub const EBS_AGENT_TAINT: &str = "ebs.csi.aws.com/agent-not-ready";
 
 impl Rule for MissingCsiStartupTaint {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/missing-csi-startup-taint.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "NodePool hosting pods with EBS volumes lacks the ebs.csi.aws.com/agent-not-ready startup taint"
-    }
-
-    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
         let Some(sim) = &cx.sim else { return };
         // Pool index → workloads with EBS volumes that land there.
-        let mut by_pool: BTreeMap<usize, Vec<&Digest>> = BTreeMap::new();
-        for w in cx.workloads.iter().filter(|w| !w.context) {
-            if let Some(p) = w.ebs_pool {
+        let mut by_pool: BTreeMap<usize, Vec<&WorkloadFacts>> = BTreeMap::new();
+        for w in workloads.iter().filter(|w| !w.context) {
+            if let Placement::Schedules(p) = w.placement
+                && w.claims.iter().any(|c| c.ebs)
+            {
                 by_pool.entry(p).or_default().push(w);
             }
         }

@@ -3,26 +3,30 @@
 //! pod), and nothing in the tree or context runs that plugin. Karpenter launches the node
 //! from its instance-type table, but the resource never appears and the pod stays Pending.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, Unless, declare_rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::facts::WorkloadFacts;
 use crate::karpenter::allocatable::AmiFamily;
 use crate::karpenter::sim::Verdict;
-use crate::model::{Kind, Object};
+use crate::model::Kind;
 
-pub struct MissingDevicePlugin;
-
-const ID: &str = "missing-device-plugin";
+declare_rule!(
+    MissingDevicePlugin,
+    "missing-device-plugin",
+    Warning,
+    "pods request nvidia.com/gpu, Neuron or pod-eni resources and no device plugin in the tree registers them"
+);
 
 /// A resource and the agent that registers it.
 struct Device {
     resource: fn(&str) -> bool,
     agent: &'static str,
     /// Does this workload run that agent?
-    provides: fn(&Object) -> bool,
+    provides: fn(&WorkloadFacts) -> bool,
     install: &'static str,
 }
 
-fn images_or_name(o: &Object, needles: &[&str]) -> bool {
+fn images_or_name(w: &WorkloadFacts, needles: &[&str]) -> bool {
     // ASCII case-insensitive `contains` (the needles are lowercase).
     let has = |s: &str| {
         needles.iter().any(|n| {
@@ -31,14 +35,7 @@ fn images_or_name(o: &Object, needles: &[&str]) -> bool {
                 .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
         })
     };
-    has(o.name())
-        || o.workload().and_then(|w| w.pod_spec()).is_some_and(|s| {
-            s.containers
-                .iter()
-                .chain(&s.init_containers)
-                .filter_map(|c| c.image.as_ref())
-                .any(|i| has(&i.value))
-        })
+    has(w.name()) || w.images.iter().any(|i| has(i))
 }
 
 const DEVICES: &[Device] = &[
@@ -62,17 +59,10 @@ const DEVICES: &[Device] = &[
     Device {
         resource: |r| r == "vpc.amazonaws.com/pod-eni",
         agent: "the VPC CNI with `ENABLE_POD_ENI=true`",
-        provides: |o| {
-            o.kind == Kind::DaemonSet
-                && o.workload().and_then(|w| w.pod_spec()).is_some_and(|s| {
-                    s.containers.iter().any(|c| {
-                        c.env.iter().any(|e| {
-                            e.name.as_deref() == Some("ENABLE_POD_ENI")
-                                && e.value
-                                    .as_ref()
-                                    .is_some_and(|v| v.as_str().eq_ignore_ascii_case("true"))
-                        })
-                    })
+        provides: |w| {
+            w.kind == Kind::DaemonSet
+                && (w.env.iter()).any(|(name, value)| {
+                    name == "ENABLE_POD_ENI" && value.eq_ignore_ascii_case("true")
                 })
         },
         install: "set `ENABLE_POD_ENI=true` on the VPC CNI (`aws-node` DaemonSet or the add-on configuration) and pass its manifest with --context",
@@ -80,31 +70,19 @@ const DEVICES: &[Device] = &[
 ];
 
 impl Rule for MissingDevicePlugin {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/missing-device-plugin.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "pods request nvidia.com/gpu, Neuron or pod-eni resources and no device plugin in the tree registers them"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, _out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         let (Some(sim), Some(w)) = (&cx.sim, obj.workload()) else {
             return;
         };
         let Some(spec) = w.pod_spec() else { return };
         // Only a node Karpenter launches for the pod matters here.
-        let verdict = cx.verdict(obj);
-        let Some(Verdict::Schedules(placement)) = verdict.as_deref() else {
+        let verdict = o.verdict();
+        let Some(Verdict::Schedules(placement)) = verdict else {
             return;
         };
         let pool = &sim.pools[placement.pool];
-        for (i, d) in DEVICES.iter().enumerate() {
+        for d in DEVICES {
             let Some((key, _)) = spec
                 .containers
                 .iter()
@@ -124,8 +102,7 @@ impl Rule for MissingDevicePlugin {
             if built_in {
                 continue;
             }
-            let bit = 1u8 << i;
-            cx.unless(
+            out.defer(
                 Finding::new(
                     ID,
                     Severity::Warning,
@@ -143,19 +120,8 @@ impl Rule for MissingDevicePlugin {
                     pool.name_span(),
                     format!("NodePool \"{}\" would launch the node", pool.name),
                 ),
-                move |w| w.devices & bit != 0,
+                Unless::Workload(d.provides),
             );
         }
     }
-}
-
-/// Which devices' agents a workload runs, one bit per [`DEVICES`] entry (its digest keeps
-/// the mask: whether a plugin is installed is asked once every workload is known).
-pub(super) fn provided(o: &Object) -> u8 {
-    const { assert!(DEVICES.len() <= 8) };
-    DEVICES
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| (d.provides)(o))
-        .fold(0, |mask, (i, _)| mask | 1 << i)
 }

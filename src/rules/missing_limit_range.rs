@@ -1,35 +1,26 @@
 //! `missing-limit-range`: a namespace whose workloads lack requests and that has no
 //! LimitRange to default them.
 
-use super::{Context, Rule};
+use super::{Context, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::index::Digest;
+use crate::facts::WorkloadFacts;
+use crate::facts::Workloads;
 use crate::model::Kind;
 use std::collections::BTreeMap;
 
-pub struct MissingLimitRange;
-
-const ID: &str = "missing-limit-range";
+declare_rule!(
+    MissingLimitRange,
+    "missing-limit-range",
+    Warning,
+    "namespace with request-less containers and no LimitRange to give them default requests"
+);
 
 impl Rule for MissingLimitRange {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/missing-limit-range.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "namespace with request-less containers and no LimitRange to give them default requests"
-    }
-
-    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
         // namespace → (workloads lacking requests, containers lacking)
-        let mut by_ns: BTreeMap<&str, Vec<(&Digest, usize)>> = BTreeMap::new();
-        for w in cx.workloads.iter().filter(|w| !w.context) {
-            let n = w.lacking_requests;
+        let mut by_ns: BTreeMap<&str, Vec<(&WorkloadFacts, usize)>> = BTreeMap::new();
+        for w in workloads.iter().filter(|w| !w.context) {
+            let n = w.containers_without_requests;
             if n > 0 {
                 by_ns.entry(&w.namespace).or_default().push((w, n));
             }

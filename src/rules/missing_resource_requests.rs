@@ -1,15 +1,19 @@
 //! `missing-resource-requests`: containers with no cpu or memory request, where no
 //! LimitRange fills one in. Karpenter sizes nodes from requests alone.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
 use crate::model::workload::Container;
 use crate::model::{Body, Kind, Object};
 
-pub struct MissingResourceRequests;
+declare_rule!(
+    MissingResourceRequests,
+    "missing-resource-requests",
+    Warning,
+    "container without cpu or memory requests and no LimitRange default: Karpenter packs nodes on requests"
+);
 
-const ID: &str = "missing-resource-requests";
 const RESOURCES: [&str; 2] = ["cpu", "memory"];
 
 /// A container and the resources it lacks a request for.
@@ -63,20 +67,8 @@ pub(super) fn lacking<'a>(obj: &'a Object, index: &Index) -> Vec<Lacking<'a>> {
 }
 
 impl Rule for MissingResourceRequests {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/missing-resource-requests.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "container without cpu or memory requests and no LimitRange default: Karpenter packs nodes on requests"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         for l in lacking(obj, cx.index) {
             let c = l.container;
             let name = c.name.as_ref().map(|n| n.value.as_str()).unwrap_or("");

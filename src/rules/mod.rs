@@ -27,27 +27,24 @@ mod untolerated_taint;
 mod volume_zone_conflict;
 mod windows_os_mismatch;
 
-use crate::diagnostic::{Finding, Severity};
-use crate::index::{Digest, Index, Workloads};
+use crate::diagnostic::{Finding, Severity, Subject};
+use crate::facts::{WorkloadFacts, Workloads};
+use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::ClusterFacts;
 use crate::karpenter::sim::{Simulator, Verdict};
 use crate::karpenter::topology::Reach;
 use crate::model::Object;
-use rayon::prelude::*;
-use std::cell::RefCell;
-use std::rc::Rc;
-use std::sync::Mutex;
+use crate::model::workload::LabelSelector;
+use std::cell::OnceCell;
 
-/// What every rule can see.
+/// What every rule can see: the objects the run holds, the simulator and the capacity
+/// outside Karpenter. Built once the cluster phase has parsed the held documents.
 ///
-/// The run's workloads are not all held at once: most are linted file by file as they are
-/// parsed and then dropped (see `lint.rs`). The index holds every object of the other kinds
-/// (NodePools, node classes, DaemonSets, PVCs, budgets, …) and the few workloads that share
-/// a document with them; every workload, held or not, leaves a [`Digest`] in
-/// [`Context::workloads`], which is complete once all files are parsed. Questions about
-/// other workloads are therefore asked of the digests, in [`Rule::check_all`] or through
-/// [`Context::unless`].
+/// Most workloads are checked file by file as they are parsed and then dropped (see
+/// `engine`): a per-object hook ([`Rule::check_object`]) sees one object; questions about the
+/// other workloads are asked in [`Rule::check_run`] of their [`WorkloadFacts`], or by
+/// filing a finding with [`Findings::defer`].
 pub struct Context<'a, 'c> {
     pub index: &'a Index<'a>,
     /// The Karpenter simulator, when the run has NodePools.
@@ -55,130 +52,212 @@ pub struct Context<'a, 'c> {
     /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
     pub cluster: ClusterFacts,
     pub catalog: &'c Catalog,
-    /// Every workload of the run, in source order; filled before [`Rule::check_all`] runs.
-    pub workloads: Workloads,
-    /// Findings that stand unless some workload of the run says otherwise.
-    deferred: Mutex<Vec<Deferred>>,
-    /// This context's number, which keys the per-thread memos.
-    run: u64,
 }
 
-/// A finding held back until every workload is known, and the test that withdraws it.
-type Deferred = (Finding, Box<dyn Fn(&Digest) -> bool + Send>);
-
-/// Contexts made so far in this process (tests and embedders lint several times).
-static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// (context, object id, its reach or verdict).
-type Slot<T> = (u64, usize, Option<Rc<T>>);
-
-thread_local! {
-    /// The last [`Reach`] worked out on this thread: (context, object id, reach). Rules run
-    /// object by object, so the topology, affinity and volume rules asking about the same
-    /// object share one computation; a run-wide cache would hold a pool list per workload
-    /// (tens of MB on a monorepo with hundreds of NodePools).
-    static LAST_REACH: RefCell<Option<Slot<Reach>>> = const { RefCell::new(None) };
-    /// The last [`Verdict`] worked out on this thread, shared the same way.
-    static LAST_VERDICT: RefCell<Option<Slot<Verdict>>> = const { RefCell::new(None) };
+/// A rule's identity, declared once in its file with [`declare_rule!`].
+#[derive(Debug)]
+pub struct RuleMeta {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// One line for `karplint rules`.
+    pub summary: &'static str,
+    /// `lints/<id>.md`, embedded: the `karplint explain` text.
+    pub doc: &'static str,
 }
 
-/// `compute` for `obj`, or the value this thread last computed for it in this run.
-fn memo<T>(
-    slot: &'static std::thread::LocalKey<RefCell<Option<Slot<T>>>>,
-    run: u64,
-    obj: &Object,
-    compute: impl FnOnce() -> Option<T>,
-) -> Option<Rc<T>> {
-    slot.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        if let Some((r, id, value)) = &*slot
-            && *r == run
-            && *id == obj.id
-        {
-            return value.clone();
+impl RuleMeta {
+    /// A finding of this rule, at its default severity, on `span` of `subject`.
+    pub fn finding(
+        &self,
+        subject: &impl Subject,
+        span: crate::model::Span,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding::new(self.id, self.severity, subject, span, message)
+    }
+}
+
+/// Declares a rule: its unit struct, `ID`, and `META` with the default severity, the
+/// summary and the doc read from `lints/<id>.md`.
+///
+/// ```ignore
+/// declare_rule!(UntoleratedTaint, "untolerated-taint", Error, "no NodePool can take the pod: …");
+/// ```
+macro_rules! declare_rule {
+    ($name:ident, $id:literal, $severity:ident, $summary:literal) => {
+        pub struct $name;
+
+        const ID: &str = $id;
+
+        #[allow(dead_code)]
+        pub const META: $crate::rules::RuleMeta = $crate::rules::RuleMeta {
+            id: $id,
+            severity: $crate::diagnostic::Severity::$severity,
+            summary: $summary,
+            doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/lints/", $id, ".md")),
+        };
+
+        impl $crate::rules::Declared for $name {
+            fn meta(&self) -> &'static $crate::rules::RuleMeta {
+                &META
+            }
         }
-        let value = compute().map(Rc::new);
-        *slot = Some((run, obj.id, value.clone()));
-        value
-    })
+    };
+}
+pub(crate) use declare_rule;
+
+/// What [`declare_rule!`] implements: the rule's [`RuleMeta`].
+pub trait Declared {
+    fn meta(&self) -> &'static RuleMeta;
+}
+
+/// A rule's hooks, named for when they run. Both are optional.
+pub trait Rule: Declared + Send + Sync {
+    /// Findings about one linted object (never a `--context` one), with Karpenter's verdict
+    /// on its pod template already computed. Runs while files are still being parsed.
+    fn check_object(&self, _o: &Placed, _cx: &Context, _out: &mut Findings) {}
+    /// Findings that need the whole run: the held objects in [`Context::index`] and every
+    /// workload's facts. Runs once, after the last file.
+    fn check_run(&self, _cx: &Context, _workloads: &Workloads, _out: &mut Vec<Finding>) {}
+}
+
+/// One object as [`Rule::check_object`] sees it: for a linted workload, Karpenter's
+/// verdict on its pod template, and its reach over the NodePools when a rule asks.
+pub struct Placed<'o> {
+    pub obj: &'o Object,
+    verdict: Option<Verdict>,
+    reach: OnceCell<Option<Reach>>,
+}
+
+impl<'o> Placed<'o> {
+    /// Decides where Karpenter would put the pods of `obj` (a linted workload, when the run
+    /// has NodePools).
+    pub fn new(obj: &'o Object, cx: &Context) -> Self {
+        let verdict = cx.sim.as_ref().and_then(|sim| {
+            let w = obj.workload().filter(|_| !obj.context)?;
+            Some(sim.schedule(obj, w.pod_spec()?, w.replica_count(), false))
+        });
+        Placed {
+            obj,
+            verdict,
+            reach: OnceCell::new(),
+        }
+    }
+
+    /// Where Karpenter would put the pods of a linted workload.
+    pub fn verdict(&self) -> Option<&Verdict> {
+        self.verdict.as_ref()
+    }
+
+    /// [`Reach::of`] the pod template, computed at the first question.
+    pub fn reach(&self, cx: &Context) -> Option<&Reach> {
+        let sim = cx.sim.as_ref()?;
+        let obj = self.obj;
+        self.reach
+            .get_or_init(|| Reach::of(sim, obj, obj.workload()?.pod_spec()?))
+            .as_ref()
+    }
+
+    /// A linted workload Karpenter would provision for (scheduled or pending, not ignored),
+    /// with the simulator and its pod spec: what topology and affinity rules examine.
+    pub fn provisioned<'s, 'a, 'c>(
+        &'s self,
+        cx: &'s Context<'a, 'c>,
+    ) -> Option<(
+        &'s Simulator<'a, 'c>,
+        &'o crate::model::workload::Workload,
+        &'o crate::model::workload::PodSpec,
+    )> {
+        let sim = cx.sim.as_ref()?;
+        let w = self.obj.workload()?;
+        let spec = w.pod_spec()?;
+        match self.verdict()? {
+            Verdict::Schedules(_) | Verdict::Pending(_) => Some((sim, w, spec)),
+            Verdict::Ignored(_) | Verdict::NotProvisionable => None,
+        }
+    }
+}
+
+/// What the per-object hooks find: findings, and findings that stand only unless some
+/// workload of the run (known once every file is parsed) answers a question.
+#[derive(Default)]
+pub struct Findings {
+    pub found: Vec<Finding>,
+    pub deferred: Vec<(Finding, Unless)>,
+}
+
+/// The question that withdraws a deferred finding: does some workload of the run…
+#[derive(Debug)]
+pub enum Unless {
+    /// …other than object `by`, create pods that `selector` selects, in one of
+    /// `namespaces` (any namespace when `None`)?
+    PodsSelected {
+        by: usize,
+        namespaces: Option<Box<[String]>>,
+        selector: Option<LabelSelector>,
+    },
+    /// …pass this test?
+    Workload(fn(&WorkloadFacts) -> bool),
+}
+
+impl Unless {
+    fn answered_by(&self, w: &WorkloadFacts) -> bool {
+        match self {
+            Unless::PodsSelected {
+                by,
+                namespaces,
+                selector,
+            } => {
+                w.id != *by
+                    && namespaces
+                        .as_ref()
+                        .is_none_or(|ns| ns.iter().any(|n| *n == w.namespace))
+                    && crate::karpenter::topology::selects(selector.as_ref(), &w.pod_labels)
+            }
+            Unless::Workload(test) => test(w),
+        }
+    }
+}
+
+impl Findings {
+    pub fn push(&mut self, f: Finding) {
+        self.found.push(f);
+    }
+
+    /// Reports `f` at the end of the run unless some workload answers `unless`.
+    pub fn defer(&mut self, f: Finding, unless: Unless) {
+        self.deferred.push((f, unless));
+    }
+
+    pub fn merge(&mut self, other: Findings) {
+        self.found.extend(other.found);
+        self.deferred.extend(other.deferred);
+    }
+}
+
+impl Extend<Finding> for Findings {
+    fn extend<I: IntoIterator<Item = Finding>>(&mut self, iter: I) {
+        self.found.extend(iter);
+    }
 }
 
 impl<'a, 'c> Context<'a, 'c> {
     /// Builds the facts every rule shares: the simulator (when there are NodePools) and the
-    /// capacity outside Karpenter.
-    pub fn new(index: &'a Index<'a>, catalog: &'c Catalog) -> Self {
+    /// capacity outside Karpenter, with `stated` (the config's `cluster:`) merged in.
+    pub fn new(index: &'a Index<'a>, catalog: &'c Catalog, stated: &ClusterFacts) -> Self {
         let sim = index
             .nodepools()
             .next()
             .is_some()
             .then(|| Simulator::new(index, catalog));
+        let mut cluster = ClusterFacts::from_index(index);
+        cluster.merge(stated);
         Context {
             index,
             sim,
-            cluster: ClusterFacts::from_index(index),
+            cluster,
             catalog,
-            workloads: Workloads::default(),
-            deferred: Mutex::new(Vec::new()),
-            run: RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
-    }
-
-    /// Reports `finding` at the end of the run unless some workload's digest passes
-    /// `withdraw`: for per-object checks that ask about the other workloads.
-    pub fn unless(&self, finding: Finding, withdraw: impl Fn(&Digest) -> bool + Send + 'static) {
-        self.deferred
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push((finding, Box::new(withdraw)));
-    }
-
-    /// The [`Digest`] of a workload object, or `None` for other kinds: taken while its rules
-    /// run (its verdict is memoised then), or for held objects before any rule runs.
-    pub fn digest(&self, obj: &Object) -> Option<Digest> {
-        let w = obj.workload()?;
-        let linted = !obj.context;
-        let verdict = self.verdict(obj);
-        let claims = || crate::karpenter::volumes::claim_volumes(self.index, obj);
-        let ebs_pool = match verdict.as_deref() {
-            Some(Verdict::Schedules(p)) if claims().iter().any(|v| v.is_ebs()) => Some(p.pool),
-            _ => None,
-        };
-        let unbound_classes = match verdict.as_deref() {
-            Some(Verdict::Schedules(_) | Verdict::Pending(_)) => claims()
-                .iter()
-                .filter(|v| v.pv.is_none())
-                .filter_map(|v| v.storage_class.map(|s| s.id))
-                .collect(),
-            _ => Box::default(),
-        };
-        Some(Digest {
-            id: obj.id,
-            source: obj.source,
-            order: crate::lint::order(obj),
-            context: obj.context,
-            kind: obj.kind,
-            object: crate::diagnostic::ObjectRef::of(obj),
-            namespace: obj.effective_namespace().into(),
-            name_span: obj.name_span(),
-            replicas: w.replicas.as_ref().map(|r| (r.value, obj.span(r))),
-            pod_labels: crate::karpenter::topology::pod_labels(obj).clone(),
-            lacking_requests: if linted {
-                missing_resource_requests::lacking(obj, self.index).len()
-            } else {
-                0
-            },
-            ebs_pool,
-            unbound_classes,
-            devices: missing_device_plugin::provided(obj),
-        })
-    }
-
-    /// [`Reach::of`] the pod template of `obj`, computed once while its rules run.
-    pub fn reach(&self, obj: &Object) -> Option<Rc<Reach>> {
-        let sim = self.sim.as_ref()?;
-        memo(&LAST_REACH, self.run, obj, || {
-            Reach::of(sim, obj, obj.workload()?.pod_spec()?)
-        })
     }
 
     /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the
@@ -202,46 +281,17 @@ impl<'a, 'c> Context<'a, 'c> {
         })
     }
 
-    /// A linted workload Karpenter would provision for (scheduled or pending, not ignored),
-    /// with the simulator and its pod spec: what topology and affinity rules examine.
-    pub fn provisioned<'o>(
-        &self,
-        obj: &'o Object,
-    ) -> Option<(
-        &Simulator<'a, 'c>,
-        &'o crate::model::workload::Workload,
-        &'o crate::model::workload::PodSpec,
-    )> {
-        let sim = self.sim.as_ref()?;
-        let w = obj.workload()?;
-        let spec = w.pod_spec()?;
-        match *self.verdict(obj)? {
-            Verdict::Schedules(_) | Verdict::Pending(_) => Some((sim, w, spec)),
-            Verdict::Ignored(_) | Verdict::NotProvisionable => None,
-        }
-    }
-
-    /// Where Karpenter would put a linted workload's pods, computed once while its rules
-    /// run.
-    pub fn verdict(&self, obj: &Object) -> Option<Rc<Verdict>> {
-        let sim = self.sim.as_ref()?;
-        let w = obj.workload().filter(|_| !obj.context)?;
-        memo(&LAST_VERDICT, self.run, obj, || {
-            Some(sim.schedule(obj, w.pod_spec()?, w.replica_count(), false))
-        })
-    }
-
     /// The finding for a pod template no NodePool takes, when the closest pool failed at
     /// the stage of `rule`: primary label on the pod field to change, every pool's reason as
     /// a related note.
     pub fn pending_finding(
         &self,
         rule: &'static str,
-        obj: &Object,
+        o: &Placed,
         label: impl Fn(&str) -> String,
     ) -> Option<Finding> {
-        let verdict = self.verdict(obj);
-        let (Some(sim), Some(Verdict::Pending(failures))) = (&self.sim, verdict.as_deref()) else {
+        let obj = o.obj;
+        let (Some(sim), Some(Verdict::Pending(failures))) = (&self.sim, o.verdict()) else {
             return None;
         };
         let first = failures.first()?;
@@ -289,46 +339,30 @@ pub fn template_span(obj: &Object) -> crate::model::Span {
         .unwrap_or_else(|| obj.name_span())
 }
 
-pub trait Rule: Send + Sync {
-    fn id(&self) -> &'static str;
-    fn default_severity(&self) -> Severity;
-    /// One line for `karplint rules`.
-    fn summary(&self) -> &'static str;
-    /// `lints/<id>.md`, embedded: the `karplint explain` text.
-    fn doc(&self) -> &'static str;
-    /// Findings about one object. Called for every object that is linted (not context).
-    /// Most workloads are checked while files are still being parsed, when
-    /// [`Context::workloads`] is still empty: a check that asks about other workloads files
-    /// its finding with [`Context::unless`]. Objects of the held kinds (budgets, NodePools,
-    /// …) are checked after every file is parsed, and may read the digests.
-    fn check(&self, _obj: &Object, _cx: &Context, _out: &mut Vec<Finding>) {}
-    /// Findings that need the whole tree at once (per namespace, per NodePool, …).
-    fn check_all(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
-}
-
-/// Every rule, in id order. `parse-error` is produced by the parse stage, not here.
-pub fn registry() -> Vec<Box<dyn Rule>> {
-    vec![
-        Box::new(consolidation_blocked::ConsolidationBlocked),
-        Box::new(deprecated_karpenter_api::DeprecatedKarpenterApi),
-        Box::new(in_tree_storage_plugin::InTreeStoragePlugin),
-        Box::new(incompatible_requirements::IncompatibleRequirements),
-        Box::new(karpenter_label_on_static_node::KarpenterLabelOnStaticNode),
-        Box::new(missing_csi_startup_taint::MissingCsiStartupTaint),
-        Box::new(missing_device_plugin::MissingDevicePlugin),
-        Box::new(missing_limit_range::MissingLimitRange),
-        Box::new(missing_resource_requests::MissingResourceRequests),
-        Box::new(no_instance_type_fits::NoInstanceTypeFits),
-        Box::new(pvc_workload_not_spread::PvcWorkloadNotSpread),
-        Box::new(replicas_exceed_capacity::ReplicasExceedCapacity),
-        Box::new(restricted_label_selector::RestrictedLabelSelector),
-        Box::new(startup_taint_without_agent::StartupTaintWithoutAgent),
-        Box::new(subnet_ip_exhaustion::SubnetIpExhaustion),
-        Box::new(unsatisfiable_pod_affinity::UnsatisfiablePodAffinity),
-        Box::new(unsatisfiable_topology_spread::UnsatisfiableTopologySpread),
-        Box::new(untolerated_taint::UntoleratedTaint),
-        Box::new(volume_zone_conflict::VolumeZoneConflict),
-        Box::new(windows_os_mismatch::WindowsOsMismatch),
+/// Every rule, in id order. `parse-error` and `unused-suppression` are produced by the
+/// parse and suppression stages ([`BUILTIN_RULES`]).
+pub fn registry() -> &'static [&'static dyn Rule] {
+    &[
+        &consolidation_blocked::ConsolidationBlocked,
+        &deprecated_karpenter_api::DeprecatedKarpenterApi,
+        &in_tree_storage_plugin::InTreeStoragePlugin,
+        &incompatible_requirements::IncompatibleRequirements,
+        &karpenter_label_on_static_node::KarpenterLabelOnStaticNode,
+        &missing_csi_startup_taint::MissingCsiStartupTaint,
+        &missing_device_plugin::MissingDevicePlugin,
+        &missing_limit_range::MissingLimitRange,
+        &missing_resource_requests::MissingResourceRequests,
+        &no_instance_type_fits::NoInstanceTypeFits,
+        &pvc_workload_not_spread::PvcWorkloadNotSpread,
+        &replicas_exceed_capacity::ReplicasExceedCapacity,
+        &restricted_label_selector::RestrictedLabelSelector,
+        &startup_taint_without_agent::StartupTaintWithoutAgent,
+        &subnet_ip_exhaustion::SubnetIpExhaustion,
+        &unsatisfiable_pod_affinity::UnsatisfiablePodAffinity,
+        &unsatisfiable_topology_spread::UnsatisfiableTopologySpread,
+        &untolerated_taint::UntoleratedTaint,
+        &volume_zone_conflict::VolumeZoneConflict,
+        &windows_os_mismatch::WindowsOsMismatch,
     ]
 }
 
@@ -358,63 +392,48 @@ pub fn builtin_doc(id: &str) -> Option<&'static str> {
 /// Every rule id, built-in and registered, sorted: what config and suppressions may name.
 pub fn known_ids() -> Vec<&'static str> {
     let mut ids: Vec<&'static str> = BUILTIN_RULES.iter().map(|r| r.0).collect();
-    ids.extend(registry().iter().map(|r| r.id()));
+    ids.extend(registry().iter().map(|r| r.meta().id));
     ids.sort_unstable();
     ids
 }
 
-/// Runs every rule's per-object check over the linted objects of `objects`, in parallel.
-pub fn check_objects(rules: &[Box<dyn Rule>], cx: &Context, objects: &[Object]) -> Vec<Finding> {
-    objects
-        .par_iter()
-        .filter(|o| !o.context)
-        .flat_map_iter(|o| {
-            let mut out = Vec::new();
-            check_object(rules, cx, o, &mut out);
-            out
-        })
-        .collect()
-}
-
-/// Runs every rule's per-object check on one linted object; findings on context objects
+/// Runs every rule's per-object hook on one linted object; findings on context objects
 /// are dropped.
-pub fn check_object(rules: &[Box<dyn Rule>], cx: &Context, obj: &Object, out: &mut Vec<Finding>) {
-    let before = out.len();
-    for rule in rules {
-        rule.check(obj, cx, out);
+pub fn check_object(cx: &Context, o: &Placed, out: &mut Findings) {
+    let before = out.found.len();
+    for rule in registry() {
+        rule.check_object(o, cx, out);
     }
     let mut kept = before;
-    for i in before..out.len() {
-        if !out[i].on_context {
-            out.swap(kept, i);
+    for i in before..out.found.len() {
+        if !out.found[i].on_context {
+            out.found.swap(kept, i);
             kept += 1;
         }
     }
-    out.truncate(kept);
+    out.found.truncate(kept);
 }
 
-/// Runs the checks that need the whole run, once every workload's digest is in
-/// [`Context::workloads`]: each rule's [`Rule::check_all`], then the deferred findings no
-/// workload withdrew.
-pub fn check_run(rules: &[Box<dyn Rule>], cx: &Context) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = rules
+/// Runs the hooks that need the whole run, once every workload's facts are in: each rule's
+/// [`Rule::check_run`], then the deferred findings no workload answered.
+pub fn check_run(
+    cx: &Context,
+    workloads: &Workloads,
+    deferred: Vec<(Finding, Unless)>,
+) -> Vec<Finding> {
+    use rayon::prelude::*;
+    let mut findings: Vec<Finding> = registry()
         .par_iter()
         .flat_map_iter(|rule| {
             let mut out = Vec::new();
-            rule.check_all(cx, &mut out);
+            rule.check_run(cx, workloads, &mut out);
             out
         })
         .collect();
-    let deferred = std::mem::take(
-        &mut *cx
-            .deferred
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
     findings.extend(
         deferred
             .into_iter()
-            .filter(|(_, withdraw)| !cx.workloads.iter().any(withdraw))
+            .filter(|(_, unless)| !workloads.iter().any(|w| unless.answered_by(w)))
             .map(|(f, _)| f),
     );
     findings.retain(|f| !f.on_context);

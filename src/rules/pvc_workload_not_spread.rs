@@ -2,33 +2,24 @@
 //! (StatefulSet `volumeClaimTemplates`, generic ephemeral volumes) and that nothing spreads
 //! across nodes, so Karpenter packs them together and they hit the attach limit (SPEC §8).
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::sim::Verdict;
 use crate::karpenter::topology::{self, LABEL_HOSTNAME};
 use crate::karpenter::volumes::{self, ClaimVolume};
+use crate::model::Kind;
 use crate::model::workload::PodSpec;
-use crate::model::{Kind, Object};
 
-pub struct PvcWorkloadNotSpread;
-
-const ID: &str = "pvc-workload-not-spread";
+declare_rule!(
+    PvcWorkloadNotSpread,
+    "pvc-workload-not-spread",
+    Warning,
+    "replicas with their own volumes and no hostname spread: Karpenter packs them onto one node up to the volume attach limit"
+);
 
 impl Rule for PvcWorkloadNotSpread {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/pvc-workload-not-spread.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "replicas with their own volumes and no hostname spread: Karpenter packs them onto one node up to the volume attach limit"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         let Some(w) = obj.workload() else { return };
         let Some(spec) = w.pod_spec() else { return };
         let replicated = matches!(
@@ -41,7 +32,7 @@ impl Rule for PvcWorkloadNotSpread {
         }
         // Only pods Karpenter provisions for are packed by Karpenter.
         if !matches!(
-            cx.verdict(obj).as_deref(),
+            o.verdict(),
             Some(Verdict::Schedules(_) | Verdict::Pending(_))
         ) {
             return;

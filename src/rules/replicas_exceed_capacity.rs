@@ -3,7 +3,7 @@
 //! not provision for (its own controller, pods pinned to node groups), the static nodes
 //! outside Karpenter described by eksctl `ClusterConfig`s, `Node`s or the config file.
 
-use super::{Context, Rule, template_span};
+use super::{Context, Findings, Placed, Rule, declare_rule, template_span};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::cluster::{GroupSource, NodeGroup, StaticOnly, static_only};
 use crate::karpenter::pod;
@@ -14,28 +14,19 @@ use crate::model::{Kind, Object};
 use crate::quantity::ResourceList;
 use std::collections::BTreeMap;
 
-pub struct ReplicasExceedCapacity;
-
-const ID: &str = "replicas-exceed-capacity";
+declare_rule!(
+    ReplicasExceedCapacity,
+    "replicas-exceed-capacity",
+    Error,
+    "replicas need more than the NodePool limits or the static node groups outside Karpenter allow"
+);
 
 impl Rule for ReplicasExceedCapacity {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/replicas-exceed-capacity.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "replicas need more than the NodePool limits or the static node groups outside Karpenter allow"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        out.extend(cx.pending_finding(ID, obj, |_| {
-            "more than the NodePool limits allow".to_string()
-        }));
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
+        out.extend(
+            cx.pending_finding(ID, o, |_| "more than the NodePool limits allow".to_string()),
+        );
         out.extend(static_capacity_finding(obj, cx));
     }
 }

@@ -1,34 +1,23 @@
 //! `restricted-label-selector`: a node selector Karpenter refuses, so it ignores the pod
 //! and provisions nothing for it (SPEC §2.3).
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::pod::Ignored;
 use crate::karpenter::sim::Verdict;
-use crate::model::Object;
 
-pub struct RestrictedLabelSelector;
-
-const ID: &str = "restricted-label-selector";
+declare_rule!(
+    RestrictedLabelSelector,
+    "restricted-label-selector",
+    Error,
+    "a node selector on a restricted label (hostname, karpenter.sh/*) makes Karpenter ignore the pod"
+);
 
 impl Rule for RestrictedLabelSelector {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/restricted-label-selector.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "a node selector on a restricted label (hostname, karpenter.sh/*) makes Karpenter ignore the pod"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        let verdict = cx.verdict(obj);
-        let Some(Verdict::Ignored(Ignored::Restricted { key, span, reason })) = verdict.as_deref()
-        else {
+    fn check_object(&self, o: &Placed, _cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
+        let verdict = o.verdict();
+        let Some(Verdict::Ignored(Ignored::Restricted { key, span, reason })) = verdict else {
             return;
         };
         out.push(

@@ -4,15 +4,19 @@
 //! add-ons or built-in controllers (CSI node agents, node lifecycle, cloud provider) are
 //! assumed handled, so following `missing-csi-startup-taint` never fires this rule.
 
-use super::{Context, Rule};
+use super::{Context, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::facts::Workloads;
 use crate::karpenter::pod;
 use crate::karpenter::taints::{self, Effect, Taint};
 use crate::model::Kind;
 
-pub struct StartupTaintWithoutAgent;
-
-const ID: &str = "startup-taint-without-agent";
+declare_rule!(
+    StartupTaintWithoutAgent,
+    "startup-taint-without-agent",
+    Warning,
+    "NodePool startup taint that no DaemonSet tolerates: nothing removes it and nodes never initialise"
+);
 
 /// Startup taints whose remover is assumed to run outside the linted files.
 pub fn removed_outside_tree(key: &str) -> bool {
@@ -29,20 +33,7 @@ pub fn removed_outside_tree(key: &str) -> bool {
 }
 
 impl Rule for StartupTaintWithoutAgent {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/startup-taint-without-agent.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Warning
-    }
-    fn summary(&self) -> &'static str {
-        "NodePool startup taint that no DaemonSet tolerates: nothing removes it and nodes never initialise"
-    }
-
-    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_run(&self, cx: &Context, _workloads: &Workloads, out: &mut Vec<Finding>) {
         let daemonsets: Vec<_> = cx
             .index
             .of_kind(Kind::DaemonSet)

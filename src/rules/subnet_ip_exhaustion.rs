@@ -5,29 +5,20 @@
 //!
 //! [`ClusterFacts`]: crate::karpenter::cluster::ClusterFacts
 
-use super::{Context, Rule};
+use super::{Context, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
+use crate::facts::Workloads;
 use crate::karpenter::requirements::LABEL_ZONE;
 
-pub struct SubnetIpExhaustion;
-
-const ID: &str = "subnet-ip-exhaustion";
+declare_rule!(
+    SubnetIpExhaustion,
+    "subnet-ip-exhaustion",
+    Error,
+    "a NodePool's limits allow more nodes than its subnets have free IPv4 addresses for: \"InsufficientFreeAddressesInSubnet\""
+);
 
 impl Rule for SubnetIpExhaustion {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/subnet-ip-exhaustion.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "a NodePool's limits allow more nodes than its subnets have free IPv4 addresses for: \"InsufficientFreeAddressesInSubnet\""
-    }
-
-    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_run(&self, cx: &Context, _workloads: &Workloads, out: &mut Vec<Finding>) {
         let (Some(sim), false) = (&cx.sim, cx.cluster.subnets.is_empty()) else {
             return;
         };

@@ -2,35 +2,25 @@
 //! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
 //! domains, affinity to pods nothing in the tree creates, or a key without known values.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, Unless, declare_rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::index::Digest;
 use crate::karpenter::requirements::normalize_key;
 use crate::karpenter::topology;
 use crate::model::Object;
 use crate::model::de::Spanned;
 use crate::model::workload::PodAffinityTerm;
 
-pub struct UnsatisfiablePodAffinity;
-
-const ID: &str = "unsatisfiable-pod-affinity";
+declare_rule!(
+    UnsatisfiablePodAffinity,
+    "unsatisfiable-pod-affinity",
+    Error,
+    "required pod (anti-)affinity Karpenter cannot satisfy: more replicas than zones, a target nothing creates, or a key without values"
+);
 
 impl Rule for UnsatisfiablePodAffinity {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/unsatisfiable-pod-affinity.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "required pod (anti-)affinity Karpenter cannot satisfy: more replicas than zones, a target nothing creates, or a key without values"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        let Some((sim, w, spec)) = cx.provisioned(obj) else {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
+        let Some((sim, w, spec)) = o.provisioned(cx) else {
             return;
         };
         let replicas = w.replica_count();
@@ -51,7 +41,7 @@ impl Rule for UnsatisfiablePodAffinity {
             );
         for (term, anti) in terms {
             // Shared with the other topology rules, and only worked out for pods with terms.
-            let Some(reach) = cx.reach(obj) else {
+            let Some(reach) = o.reach(cx) else {
                 return;
             };
             let t = &term.value;
@@ -113,32 +103,17 @@ impl Rule for UnsatisfiablePodAffinity {
                 }
                 out.push(f);
             } else if !self_selecting && t.label_selector.is_some() {
-                cx.unless(
+                out.defer(
                     missing_target(obj, term, &karpenter),
-                    creates_target(t, own_ns, obj),
+                    Unless::PodsSelected {
+                        by: obj.id,
+                        namespaces: topology::term_namespaces(t, own_ns)
+                            .map(|ns| ns.into_iter().map(String::from).collect()),
+                        selector: t.label_selector.clone(),
+                    },
                 );
             }
         }
-    }
-}
-
-/// Does this workload (in the tree or context) create pods the term selects? Asked of every
-/// workload once all are known.
-fn creates_target(
-    t: &PodAffinityTerm,
-    own_ns: &str,
-    me: &Object,
-) -> impl Fn(&Digest) -> bool + Send + 'static {
-    let namespaces: Option<Vec<String>> =
-        topology::term_namespaces(t, own_ns).map(|ns| ns.into_iter().map(String::from).collect());
-    let selector = t.label_selector.clone();
-    let me = me.id;
-    move |w| {
-        w.id != me
-            && namespaces
-                .as_ref()
-                .is_none_or(|ns| ns.iter().any(|n| *n == w.namespace))
-            && topology::selects(selector.as_ref(), &w.pod_labels)
     }
 }
 

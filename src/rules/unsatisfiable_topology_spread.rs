@@ -3,33 +3,24 @@
 //! values for, `minDomains` above the domains the pod's NodePools offer, or domains of
 //! NodePools the pod does not tolerate counted under the default `nodeTaintsPolicy`.
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
 use crate::karpenter::topology::{self, Reach};
 use crate::model::Object;
 use crate::model::workload::TopologySpreadConstraint;
 
-pub struct UnsatisfiableTopologySpread;
-
-const ID: &str = "unsatisfiable-topology-spread";
+declare_rule!(
+    UnsatisfiableTopologySpread,
+    "unsatisfiable-topology-spread",
+    Error,
+    "DoNotSchedule topology spread Karpenter cannot satisfy: key without values, minDomains above the domains, or uncounted tainted domains"
+);
 
 impl Rule for UnsatisfiableTopologySpread {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/unsatisfiable-topology-spread.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "DoNotSchedule topology spread Karpenter cannot satisfy: key without values, minDomains above the domains, or uncounted tainted domains"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        let Some((sim, w, spec)) = cx.provisioned(obj) else {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
+        let Some((sim, w, spec)) = o.provisioned(cx) else {
             return;
         };
         let replicas = w.replica_count();
@@ -48,7 +39,7 @@ impl Rule for UnsatisfiableTopologySpread {
             }
             // Shared with the other topology rules, and only worked out for pods with
             // constraints that need it.
-            let Some(reach) = cx.reach(obj) else {
+            let Some(reach) = o.reach(cx) else {
                 return;
             };
             let karpenter =
@@ -100,7 +91,7 @@ impl Rule for UnsatisfiableTopologySpread {
             };
             let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
             let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
-            if let Some(f) = min_domains(obj, c, cx, &reach, &usable, skew, replicas, &karpenter) {
+            if let Some(f) = min_domains(obj, c, cx, reach, &usable, skew, replicas, &karpenter) {
                 out.push(f);
                 continue;
             }

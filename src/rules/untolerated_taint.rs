@@ -1,29 +1,17 @@
 //! `untolerated-taint`: no NodePool takes the pod because it does not tolerate a NodePool taint
 
-use super::{Context, Rule};
-use crate::diagnostic::{Finding, Severity};
-use crate::model::Object;
+use super::{Context, Findings, Placed, Rule, declare_rule};
 
-pub struct UntoleratedTaint;
-
-const ID: &str = "untolerated-taint";
+declare_rule!(
+    UntoleratedTaint,
+    "untolerated-taint",
+    Error,
+    "no NodePool can take the pod: the closest one has a taint it does not tolerate"
+);
 
 impl Rule for UntoleratedTaint {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/untolerated-taint.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "no NodePool can take the pod: the closest one has a taint it does not tolerate"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        out.extend(cx.pending_finding(ID, obj, |_| {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        out.extend(cx.pending_finding(ID, o, |_| {
             "no toleration for this NodePool taint".to_string()
         }));
     }

@@ -2,52 +2,40 @@
 //! offer (bound PV node affinity, StorageClass `allowedTopologies`), and EBS StorageClasses
 //! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (SPEC §8).
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
-use crate::index::Digest;
+use crate::facts::WorkloadFacts;
+use crate::facts::Workloads;
 use crate::karpenter::requirements::LABEL_ZONE;
 use crate::karpenter::sim::Verdict;
 use crate::karpenter::volumes;
-use crate::model::{Body, Kind, Object};
+use crate::model::{Body, Kind};
 
-pub struct VolumeZoneConflict;
-
-const ID: &str = "volume-zone-conflict";
-
-fn provisioned(cx: &Context, obj: &Object) -> bool {
-    matches!(
-        cx.verdict(obj).as_deref(),
-        Some(Verdict::Schedules(_) | Verdict::Pending(_))
-    )
-}
+declare_rule!(
+    VolumeZoneConflict,
+    "volume-zone-conflict",
+    Error,
+    "volume pinned to zones the pod's NodePools do not offer, or an Immediate-binding EBS StorageClass"
+);
 
 impl Rule for VolumeZoneConflict {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/volume-zone-conflict.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "volume pinned to zones the pod's NodePools do not offer, or an Immediate-binding EBS StorageClass"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         let Some(sim) = &cx.sim else {
             return;
         };
         // Only workloads with a pod template have a verdict.
-        if !provisioned(cx, obj) {
+        if !matches!(
+            o.verdict(),
+            Some(Verdict::Schedules(_) | Verdict::Pending(_))
+        ) {
             return;
         }
         let vols = volumes::claim_volumes(cx.index, obj);
         if vols.is_empty() {
             return;
         }
-        let Some(reach) = cx.reach(obj) else {
+        let Some(reach) = o.reach(cx) else {
             return;
         };
         if reach.tolerated.is_empty() {
@@ -97,7 +85,7 @@ impl Rule for VolumeZoneConflict {
         }
     }
 
-    fn check_all(&self, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
         if cx.sim.is_none() {
             return;
         }
@@ -116,10 +104,12 @@ impl Rule for VolumeZoneConflict {
             if mode.is_some_and(|m| m.value != "Immediate") {
                 continue;
             }
-            let users: Vec<&Digest> = cx
-                .workloads
+            let users: Vec<&WorkloadFacts> = workloads
                 .iter()
-                .filter(|w| !w.context && w.unbound_classes.contains(&sc_obj.id))
+                .filter(|w| {
+                    !w.context
+                        && (w.claims.iter()).any(|c| !c.bound && c.storage_class == Some(sc_obj.id))
+                })
                 .collect();
             let Some(first) = users.first() else { continue };
             let (span, label) = match mode {

@@ -2,15 +2,18 @@
 //! nodes, or whose Windows build (selector or NodePool AMI family) differs from the image's
 //! LTSC version (SPEC §9).
 
-use super::{Context, Rule};
+use super::{Context, Findings, Placed, Rule, declare_rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::pod;
 use crate::karpenter::sim::Verdict;
-use crate::model::Object;
 
-pub struct WindowsOsMismatch;
+declare_rule!(
+    WindowsOsMismatch,
+    "windows-os-mismatch",
+    Error,
+    "Windows container image without Windows node selection, or a Windows build that differs from the image's LTSC version"
+);
 
-const ID: &str = "windows-os-mismatch";
 const BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 
 /// Whether an image reference is a Windows image, and its Windows build when the tag says.
@@ -36,20 +39,8 @@ pub fn windows_image(image: &str) -> Option<Option<(&'static str, &'static str)>
 }
 
 impl Rule for WindowsOsMismatch {
-    fn id(&self) -> &'static str {
-        ID
-    }
-    fn doc(&self) -> &'static str {
-        include_str!("../../lints/windows-os-mismatch.md")
-    }
-    fn default_severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn summary(&self) -> &'static str {
-        "Windows container image without Windows node selection, or a Windows build that differs from the image's LTSC version"
-    }
-
-    fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        let obj = o.obj;
         let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
             return;
         };
@@ -121,8 +112,8 @@ impl Rule for WindowsOsMismatch {
         if strict.requirements.has(BUILD_LABEL) {
             return;
         }
-        let verdict = cx.verdict(obj);
-        if let (Some(sim), Some(Verdict::Schedules(p))) = (&cx.sim, verdict.as_deref()) {
+        let verdict = o.verdict();
+        if let (Some(sim), Some(Verdict::Schedules(p))) = (&cx.sim, verdict) {
             let pool = &sim.pools[p.pool];
             if pool.node_class_known
                 && let Some(node_build) = pool.family.windows_build()

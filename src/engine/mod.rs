@@ -1,0 +1,233 @@
+//! The run, end to end, as named phases:
+//!
+//! 1. **discover** the inputs ([`crate::discover`]) and read them as [`Source`]s
+//!    ([`sources`]);
+//! 2. the **cluster phase** ([`cluster`]): the documents every workload is judged against
+//!    (NodePools, node classes, DaemonSets, PVCs, budgets, …) are parsed and held, and the
+//!    index, the simulator and every rule's [`Context`] are built from them;
+//! 3. the **workload phase** ([`workload`]): the other documents are streamed, a few files
+//!    per task, checked object by object by the per-object hooks, and dropped, leaving each
+//!    workload's facts ([`crate::facts`]);
+//! 4. the **run phase** ([`run`]): the hooks that look across workloads, the parse problems,
+//!    suppressions, configured levels and the report's order.
+//!
+//! If the cluster phase's byte scan let a held kind through to the workload phase (its
+//! `kind` spelled with an escape, an alias, or on its own line), phases 2 and 3 run once
+//! more with those files held whole: [`lint`] is the one place that decides it.
+//!
+//! The CLI only turns arguments into [`LintOptions`] and the [`Outcome`] into output and an
+//! exit code.
+
+mod cluster;
+mod run;
+mod sources;
+mod timings;
+mod workload;
+
+use crate::config::Level;
+use crate::discover::{self, DiscoverError, Filters, Input};
+use crate::index::Index;
+use crate::karpenter::catalog::Catalog;
+use crate::karpenter::cluster::ClusterFacts;
+use crate::model::Object;
+use crate::progress::Progress;
+use crate::report::Report;
+use crate::rules::Context;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use timings::Timings;
+
+#[derive(Debug, Clone)]
+pub struct LintOptions {
+    pub paths: Vec<PathBuf>,
+    pub context: Vec<PathBuf>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub follow: bool,
+    /// Files larger than this are skipped with a note.
+    pub max_file_size: u64,
+    /// Per-rule levels from the config and `--rule`: applied after suppressions.
+    pub rules: BTreeMap<String, Level>,
+    /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
+    pub instance_types: Option<PathBuf>,
+    /// Build the `karplint plan` rows (every fitting instance type counted).
+    pub plan: bool,
+    /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
+    /// with those read from eksctl `ClusterConfig`s and `Node`s.
+    pub cluster: ClusterFacts,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        LintOptions {
+            paths: vec![PathBuf::from(".")],
+            context: Vec::new(),
+            include: Vec::new(),
+            exclude: Vec::new(),
+            follow: false,
+            max_file_size: 256 * 1024 * 1024,
+            instance_types: None,
+            rules: BTreeMap::new(),
+            cluster: ClusterFacts::default(),
+            plan: false,
+        }
+    }
+}
+
+/// Errors that stop a run before linting (exit code 2).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum LintError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Discover(#[from] DiscoverError),
+    #[error("{path}: cannot read instance types: {message}")]
+    #[diagnostic(
+        code(karplint::instance_types),
+        help("pass the JSON printed by `aws ec2 describe-instance-types`")
+    )]
+    InstanceTypes { path: String, message: String },
+}
+
+/// A source that could not be read (exit code 2; the run goes on without it).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    #[error("{name}: {error}")]
+    Io {
+        name: String,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("{name}: is a directory")]
+    Directory { name: String },
+    /// Every source is parsed by the end of a run; this one was not (a bug).
+    #[error("{name}: not read (internal error)")]
+    NotRead { name: String },
+}
+
+/// The result of a run: the report, and the sources that could not be read.
+pub struct Outcome {
+    pub report: Report,
+    /// One row per linted workload: where Karpenter would put it (`karplint plan`).
+    pub plan: Vec<crate::report::plan::PlanRow>,
+    pub read_errors: Vec<ReadError>,
+}
+
+/// Runs the whole pipeline. `stdin` is read when `-` is among the paths.
+pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome, LintError> {
+    let mut timings = Timings::from_env();
+    let loaded = opts
+        .instance_types
+        .as_deref()
+        .map(load_catalog)
+        .transpose()?;
+    let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
+    let (inputs, mut read_errors) = discover_inputs(opts)?;
+    let (sources, stdin_errors) = sources::sources(inputs, stdin);
+    read_errors.extend(stdin_errors);
+
+    let mut hold_whole = vec![false; sources.len()];
+    loop {
+        let progress = Progress::start(sources.len());
+        let mut held = cluster::parse_held(opts, &sources, &hold_whole, &progress);
+        timings.mark("cluster phase: read + parse held documents");
+        let index = Index::new(&held.objects);
+        let cx = Context::new(&index, catalog, &opts.cluster);
+        let held_checked = workload::check_all(&held.objects, &cx, opts.plan);
+        timings.mark("cluster phase: index + simulator");
+        let mut streamed = workload::stream(
+            opts,
+            &sources,
+            &mut held.files,
+            &cx,
+            held.objects.len(),
+            &progress,
+        );
+        drop(progress);
+        timings.mark("workload phase");
+        if !streamed.missed.is_empty() {
+            // The byte scan let held kinds through in these files: hold them whole.
+            for id in streamed.missed {
+                hold_whole[id] = true;
+            }
+            continue;
+        }
+        streamed.checked = streamed.checked.merge(held_checked);
+        let finished = run::finish(run::RunInput {
+            opts,
+            sources: &sources,
+            cx: &cx,
+            held: &held.objects,
+            files: held.files,
+            workloads: streamed,
+        });
+        timings.mark("run phase");
+        read_errors.extend(finished.read_errors);
+        let mut report = finished.report;
+        drop(cx);
+        drop(index);
+        report.sources = sources;
+        return Ok(Outcome {
+            report,
+            plan: finished.plan,
+            read_errors,
+        });
+    }
+}
+
+/// `aws ec2 describe-instance-types` JSON as a catalog.
+fn load_catalog(path: &Path) -> Result<Catalog, LintError> {
+    let err = |message: String| LintError::InstanceTypes {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    Catalog::from_describe_instance_types_json(&text).map_err(|e| err(e.to_string()))
+}
+
+/// The linted inputs, then the `--context` inputs not already linted.
+fn discover_inputs(opts: &LintOptions) -> Result<(Vec<Input>, Vec<ReadError>), LintError> {
+    let filters = Filters::new(&opts.include, &opts.exclude)?;
+    let (mut inputs, errors) = discover::discover(&opts.paths, false, opts.follow, &filters);
+    let (ctx_inputs, ctx_errors) = discover::discover(&opts.context, true, opts.follow, &filters);
+    let read_errors = (errors.into_iter().chain(ctx_errors))
+        .map(ReadError::from)
+        .collect();
+    for i in ctx_inputs {
+        // A file both linted and given as context is linted.
+        if let Input::File { path, .. } = &i
+            && inputs
+                .iter()
+                .any(|j| matches!(j, Input::File { path: p, .. } if p == path))
+        {
+            continue;
+        }
+        inputs.push(i);
+    }
+    Ok((inputs, read_errors))
+}
+
+/// Numbers objects from `base` in their order: an object's id is unique in the run (held
+/// objects from 0, so that their id is their place in the held list; each streamed task's
+/// objects from the next free id).
+fn number(objects: &mut [Object], base: usize) {
+    for (i, o) in objects.iter_mut().enumerate() {
+        o.id = base + i;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Lints one YAML stream held in memory, as `karplint -` would read it from standard input.
+/// The report's only source is `<stdin>`; used by the fuzz targets and embedders.
+pub fn lint_str(text: &str) -> Result<Report, LintError> {
+    let opts = LintOptions {
+        paths: vec![PathBuf::from("-")],
+        ..Default::default()
+    };
+    lint(&opts, &mut text.as_bytes()).map(|o| o.report)
+}

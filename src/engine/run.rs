@@ -1,0 +1,195 @@
+//! The run phase: once every file is parsed, the checks that look across workloads, the
+//! parse problems as findings, suppressions, configured levels, notes and the report's
+//! order.
+
+use super::cluster::FileState;
+use super::workload::WorkloadPhase;
+use super::{LintOptions, ReadError};
+use crate::config::Level;
+use crate::diagnostic::{Finding, Severity};
+use crate::facts::Workloads;
+use crate::model::Object;
+use crate::parse::SkipReason;
+use crate::report::{self, Report, Source, Summary};
+use crate::rules::{self, Context};
+use crate::suppress;
+
+/// The report of a run, with the errors met reading its files.
+pub(super) struct Finished {
+    pub report: Report,
+    pub plan: Vec<report::plan::PlanRow>,
+    pub read_errors: Vec<ReadError>,
+}
+
+/// Everything the run phase reads.
+pub(super) struct RunInput<'r, 'a, 'c> {
+    pub opts: &'r LintOptions,
+    pub sources: &'r [Source],
+    pub cx: &'r Context<'a, 'c>,
+    /// The held objects (their annotations suppress findings too).
+    pub held: &'r [Object],
+    pub files: Vec<FileState>,
+    pub workloads: WorkloadPhase,
+}
+
+pub(super) fn finish(input: RunInput) -> Finished {
+    let RunInput {
+        opts,
+        sources,
+        cx,
+        held,
+        files,
+        workloads: phase,
+    } = input;
+    let mut checked = phase.checked;
+    let workloads = Workloads::new(checked.facts);
+    let mut findings = checked.findings.found;
+    findings.extend(rules::check_run(cx, &workloads, checked.findings.deferred));
+    checked.rows.sort_unstable_by_key(|(key, _)| *key);
+    let plan = checked.rows.into_iter().map(|(_, row)| row).collect();
+
+    let mut files = FileSummary::of(files, sources);
+    findings.append(&mut files.problems);
+    let mut annotations = phase.annotations;
+    annotations.add(held);
+    let applied = suppress::apply(
+        findings,
+        annotations,
+        sources,
+        &files.has_suppressions,
+        &rules::known_ids(),
+    );
+    let level = |rule: &str| opts.rules.get(rule).copied();
+    files.summary.suppressed = (applied.suppressed.iter())
+        .filter(|f| level(f.rule) != Some(Level::Off))
+        .count();
+    let mut findings = applied.findings;
+    findings.retain_mut(|f| match level(f.rule) {
+        Some(Level::Off) => false,
+        Some(Level::On(sev)) => {
+            f.severity = sev;
+            true
+        }
+        None => true,
+    });
+    files
+        .notes
+        .extend(run_notes(cx, &workloads, checked.static_only));
+    findings.sort_by(|a, b| finding_order(sources, a, b));
+    report::count(&mut files.summary, &findings);
+    Finished {
+        report: Report {
+            sources: Vec::new(),
+            findings,
+            summary: files.summary,
+            skipped: files.skipped,
+            not_objects: files.not_objects,
+            notes: files.notes,
+        },
+        plan,
+        read_errors: files.read_errors,
+    }
+}
+
+/// What the files' parses add up to.
+#[derive(Default)]
+struct FileSummary {
+    summary: Summary,
+    read_errors: Vec<ReadError>,
+    skipped: Vec<(usize, SkipReason)>,
+    notes: Vec<String>,
+    not_objects: usize,
+    /// Per source: its text holds a suppression comment.
+    has_suppressions: Vec<bool>,
+    /// The parse problems of linted files, as `parse-error` findings.
+    problems: Vec<Finding>,
+}
+
+impl FileSummary {
+    fn of(files: Vec<FileState>, sources: &[Source]) -> Self {
+        let mut s = FileSummary {
+            summary: Summary {
+                files: sources.len(),
+                ..Default::default()
+            },
+            has_suppressions: vec![false; sources.len()],
+            ..Default::default()
+        };
+        for (id, state) in files.into_iter().enumerate() {
+            let src = &sources[id];
+            let p = match state {
+                FileState::Done(Ok(p)) => p,
+                FileState::Done(Err(e)) => {
+                    s.read_errors.push(e);
+                    continue;
+                }
+                // Every source is parsed by the end of a pass that missed nothing.
+                FileState::Unread | FileState::Partly(_) => {
+                    s.read_errors.push(ReadError::NotRead {
+                        name: src.name.clone(),
+                    });
+                    continue;
+                }
+            };
+            s.has_suppressions[id] = p.has_suppressions;
+            let p = p.parsed;
+            if let Some(reason) = p.skipped {
+                s.skipped.push((id, reason));
+                continue;
+            }
+            if src.context {
+                if !p.problems.is_empty() {
+                    s.notes.push(format!(
+                        "context file {} has {} YAML error(s); objects in those documents were not read",
+                        src.name,
+                        p.problems.len()
+                    ));
+                }
+                continue;
+            }
+            s.summary.documents += p.documents;
+            s.summary.objects += p.object_count;
+            s.not_objects += p.not_objects;
+            s.problems.extend(p.problems.into_iter().map(|pr| {
+                Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message)
+                    .label("here")
+                    .help("fix the YAML here; karplint linted the other documents of this file")
+            }));
+        }
+        s.summary.skipped = s.skipped.len();
+        s
+    }
+}
+
+/// Notes on checks the run could not make.
+fn run_notes(cx: &Context, workloads: &Workloads, static_only: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if cx.index.nodepools().next().is_none() && workloads.iter().any(|w| !w.context) {
+        notes.push(
+            "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context".into(),
+        );
+    }
+    if static_only {
+        notes.push(
+            "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml".into(),
+        );
+    }
+    notes
+}
+
+/// The report's order: by place, then by everything else. Findings arrive in no fixed order
+/// (tasks end when they end), and ties must still come out the same way every run.
+fn finding_order(sources: &[Source], a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    fn place<'f>(sources: &'f [Source], f: &'f Finding) -> impl Ord + 'f {
+        (&sources[f.source].name, f.span.offset, f.rule, &f.message)
+    }
+    fn rest(f: &Finding) -> impl Ord + '_ {
+        (f.span.len, f.severity, &f.label, &f.help, &f.object)
+    }
+    fn related(f: &Finding) -> impl Iterator<Item = impl Ord + '_> + '_ {
+        (f.related.iter()).map(|r| (r.source, r.span.offset, r.span.len, &r.message))
+    }
+    (place(sources, a).cmp(&place(sources, b)))
+        .then_with(|| rest(a).cmp(&rest(b)))
+        .then_with(|| related(a).cmp(related(b)))
+}

@@ -1,0 +1,161 @@
+//! The run's sources: the discovered inputs turned into [`Source`]s (standard input read
+//! once), and each source's bytes read and parsed, in whole or in part.
+
+use super::ReadError;
+use crate::discover::{self, Input};
+use crate::model::Span;
+use crate::parse::{self, ParsedSource, Part, SkipReason};
+use crate::report::{Origin, Source};
+use crate::suppress;
+use std::borrow::Cow;
+
+/// The discovered inputs as sources, in order; standard input is read for its first
+/// mention, and a failure to read it is returned beside the sources.
+pub(super) fn sources(
+    inputs: Vec<Input>,
+    stdin: &mut dyn std::io::Read,
+) -> (Vec<Source>, Vec<ReadError>) {
+    let mut errors = Vec::new();
+    let mut stdin_read = false;
+    let sources = inputs
+        .into_iter()
+        .map(|input| match input {
+            Input::Stdin if stdin_read => stdin_source(None),
+            Input::Stdin => {
+                stdin_read = true;
+                let mut buf = Vec::new();
+                match stdin.read_to_end(&mut buf) {
+                    Ok(_) => stdin_source(Some(String::from_utf8_lossy(&buf).into_owned())),
+                    Err(e) => {
+                        errors.push(ReadError::Io {
+                            name: "<stdin>".into(),
+                            error: e,
+                        });
+                        stdin_source(None)
+                    }
+                }
+            }
+            // The inputs' paths move into the sources: a large tree's file list is held once.
+            Input::File { path, context } => Source::file(path, context),
+        })
+        .collect();
+    (sources, errors)
+}
+
+fn stdin_source(text: Option<String>) -> Source {
+    Source {
+        name: "<stdin>".into(),
+        origin: Origin::Stdin(text),
+        context: false,
+    }
+}
+
+/// One source parsed, in whole or in part.
+#[derive(Debug, Default)]
+pub(super) struct ParsedFile {
+    pub parsed: ParsedSource,
+    /// Its text holds [`suppress::MARKER`]: suppression comments are looked for.
+    pub has_suppressions: bool,
+}
+
+/// A source's bytes, or what parsing it would say without reading it further.
+pub(super) enum Read<'s> {
+    Bytes(Cow<'s, [u8]>),
+    Skipped(SkipReason),
+}
+
+/// Reads a source: its bytes, or a skip (too large, binary).
+pub(super) fn read(src: &Source, max: u64) -> Result<Read<'_>, ReadError> {
+    let path = match (src.stdin_text(), src.path()) {
+        (Some(t), _) => return Ok(Read::Bytes(Cow::Borrowed(t.as_bytes()))),
+        (None, Some(path)) => path,
+        (None, None) => return Ok(Read::Bytes(Cow::Borrowed(b""))),
+    };
+    let io = |error| ReadError::Io {
+        name: src.name.clone(),
+        error,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        return Err(ReadError::Directory {
+            name: src.name.clone(),
+        });
+    }
+    if meta.len() > max {
+        return Ok(Read::Skipped(SkipReason::TooLarge {
+            bytes: meta.len(),
+            limit: max,
+        }));
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    if bytes.contains(&0) {
+        return Ok(Read::Skipped(SkipReason::Binary));
+    }
+    Ok(Read::Bytes(Cow::Owned(bytes)))
+}
+
+/// Reads and parses the `part` of a source.
+pub(super) fn read_and_parse(
+    id: usize,
+    src: &Source,
+    max: u64,
+    part: Part,
+) -> Result<ParsedFile, ReadError> {
+    Ok(match read(src, max)? {
+        Read::Skipped(reason) => ParsedFile::skipped(reason),
+        Read::Bytes(bytes) => parse_bytes(id, src, bytes, part),
+    })
+}
+
+/// Parses the `part` of a source's bytes (a file that is not UTF-8 is one problem).
+pub(super) fn parse_bytes(id: usize, src: &Source, bytes: Cow<'_, [u8]>, part: Part) -> ParsedFile {
+    match to_text(bytes) {
+        Ok(text) => parse_text(id, src, &text, part),
+        Err(parsed) => ParsedFile {
+            parsed,
+            has_suppressions: false,
+        },
+    }
+}
+
+impl ParsedFile {
+    pub(super) fn skipped(reason: SkipReason) -> Self {
+        ParsedFile {
+            parsed: ParsedSource {
+                skipped: Some(reason),
+                ..Default::default()
+            },
+            has_suppressions: false,
+        }
+    }
+}
+
+/// A source's bytes as text, or the parse result of a file that is not UTF-8.
+fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, ParsedSource> {
+    let text = match bytes {
+        Cow::Borrowed(b) => std::str::from_utf8(b)
+            .map(Cow::Borrowed)
+            .map_err(|e| e.valid_up_to()),
+        Cow::Owned(b) => String::from_utf8(b)
+            .map(Cow::Owned)
+            .map_err(|e| e.utf8_error().valid_up_to()),
+    };
+    text.map_err(|at| ParsedSource {
+        problems: vec![parse::ParseProblem {
+            span: Span::new(at, 0),
+            message: format!(
+                "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
+            ),
+        }],
+        ..Default::default()
+    })
+}
+
+/// Parses a part of a source's text, noting whether it holds a suppression comment.
+fn parse_text(id: usize, src: &Source, text: &str, part: Part) -> ParsedFile {
+    let helm = src.path().is_some_and(discover::is_helm_template);
+    ParsedFile {
+        parsed: parse::parse_part(id, text, src.context, helm, part),
+        has_suppressions: !src.context && text.contains(suppress::MARKER),
+    }
+}

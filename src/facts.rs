@@ -1,0 +1,242 @@
+//! Facts stage: what the run-wide checks know of each workload once its typed model is
+//! dropped. Workloads are checked file by file and dropped (see `engine`); each leaves one
+//! [`WorkloadFacts`], neutral data about the workload and where Karpenter puts it, that no
+//! single rule owns. Rules that look across workloads ([`crate::rules::Rule::check_run`])
+//! read these.
+
+use crate::diagnostic::{ObjectRef, Subject};
+use crate::index::Index;
+use crate::karpenter::sim::Verdict;
+use crate::model::de::{SpannedMap, Str};
+use crate::model::workload::Container;
+use crate::model::{Body, Kind, Object, SourceId, Span};
+use std::collections::HashMap;
+
+/// One workload of the run, linted or `--context`, held or streamed.
+#[derive(Debug)]
+pub struct WorkloadFacts {
+    /// The object's id: unique in the run, not an index.
+    pub id: usize,
+    pub source: SourceId,
+    /// Its place in the run's object order ([`order`]).
+    pub order: (usize, usize, usize),
+    pub context: bool,
+    pub kind: Kind,
+    pub object: ObjectRef,
+    /// The namespace, `default` when none is written.
+    pub namespace: Str,
+    pub name_span: Span,
+    /// `spec.replicas` and its span.
+    pub replicas: Option<(i64, Span)>,
+    /// The labels its pods carry.
+    pub pod_labels: SpannedMap,
+    /// Container images (init containers included), as written.
+    pub images: Box<[Str]>,
+    /// Environment variables with a value of its (non-init) containers, of the names the
+    /// model keeps ([`crate::model::de::READ_ENV`]).
+    pub env: Box<[(Str, Str)]>,
+    /// Containers that end up without a cpu or memory request
+    /// ([`containers_without_requests`]); 0 for `--context` workloads.
+    pub containers_without_requests: usize,
+    /// Where Karpenter puts its pods, for a linted workload in a run with NodePools.
+    pub placement: Placement,
+    /// Its volume claims, when Karpenter provisions for it.
+    pub claims: Box<[ClaimFacts]>,
+}
+
+/// Where Karpenter puts a workload's pods, without the reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Not judged: a `--context` workload, or a run without NodePools.
+    Unknown,
+    /// Karpenter never provisions for it (DaemonSets, `nodeName`, pods it ignores).
+    NotProvisioned,
+    /// On a node of this pool (an index into the simulator's pools).
+    Schedules(usize),
+    Pending,
+}
+
+impl Placement {
+    /// Karpenter provisions for the pods (they schedule or stay pending).
+    pub fn provisioned(self) -> bool {
+        matches!(self, Placement::Schedules(_) | Placement::Pending)
+    }
+}
+
+/// One volume claim of a workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimFacts {
+    /// An EBS volume (CSI or in-tree, by PV or StorageClass).
+    pub ebs: bool,
+    /// Bound to a PersistentVolume written in the tree.
+    pub bound: bool,
+    /// The StorageClass object's id, when named (or the default class) and found.
+    pub storage_class: Option<usize>,
+}
+
+impl WorkloadFacts {
+    /// The facts of a workload object, or `None` for other kinds; `verdict` is Karpenter's
+    /// on its pod template, when it was judged.
+    pub fn of(obj: &Object, verdict: Option<&Verdict>, index: &Index) -> Option<WorkloadFacts> {
+        let w = obj.workload()?;
+        let placement = match verdict {
+            None => Placement::Unknown,
+            Some(Verdict::NotProvisionable | Verdict::Ignored(_)) => Placement::NotProvisioned,
+            Some(Verdict::Schedules(p)) => Placement::Schedules(p.pool),
+            Some(Verdict::Pending(_)) => Placement::Pending,
+        };
+        let claims = if placement.provisioned() {
+            crate::karpenter::volumes::claim_volumes(index, obj)
+                .iter()
+                .map(|v| ClaimFacts {
+                    ebs: v.is_ebs(),
+                    bound: v.pv.is_some(),
+                    storage_class: v.storage_class.map(|s| s.id),
+                })
+                .collect()
+        } else {
+            Box::default()
+        };
+        let containers = || {
+            (w.pod_spec().into_iter()).flat_map(|s| s.containers.iter().chain(&s.init_containers))
+        };
+        Some(WorkloadFacts {
+            id: obj.id,
+            source: obj.source,
+            order: order(obj),
+            context: obj.context,
+            kind: obj.kind,
+            object: ObjectRef::of(obj),
+            namespace: obj.effective_namespace().into(),
+            name_span: obj.name_span(),
+            replicas: w.replicas.as_ref().map(|r| (r.value, obj.span(r))),
+            pod_labels: crate::karpenter::topology::pod_labels(obj).clone(),
+            images: containers()
+                .filter_map(|c| c.image.as_ref().map(|i| i.value.clone()))
+                .collect(),
+            env: (w.pod_spec().into_iter())
+                .flat_map(|s| s.containers.iter().flat_map(|c| c.env.iter()))
+                .filter_map(|e| Some((e.name.clone()?, Str::from(e.value.as_ref()?.as_str()))))
+                .collect(),
+            containers_without_requests: if obj.context {
+                0
+            } else {
+                containers_without_requests(obj, index).len()
+            },
+            placement,
+            claims,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.object.name
+    }
+
+    pub fn kind_name(&self) -> &str {
+        &self.object.kind
+    }
+}
+
+impl Subject for WorkloadFacts {
+    fn source(&self) -> SourceId {
+        self.source
+    }
+    fn object_ref(&self) -> ObjectRef {
+        self.object.clone()
+    }
+    fn is_context(&self) -> bool {
+        self.context
+    }
+}
+
+/// An object's place in the run's order: its source, its document, its place among the
+/// document's objects (ids grow within a document, which is parsed in one step).
+pub fn order(o: &Object) -> (usize, usize, usize) {
+    (o.source, o.doc_offset, o.id)
+}
+
+/// Every workload's facts, in the run's object order.
+#[derive(Debug, Default)]
+pub struct Workloads {
+    all: Vec<WorkloadFacts>,
+    /// Namespace → positions in `all`, in order.
+    by_namespace: HashMap<Str, Vec<usize>>,
+}
+
+impl Workloads {
+    /// Sorts facts gathered in any order into object order.
+    pub fn new(mut all: Vec<WorkloadFacts>) -> Self {
+        all.sort_unstable_by_key(|d| d.order);
+        all.shrink_to_fit();
+        let mut by_namespace: HashMap<Str, Vec<usize>> = HashMap::new();
+        for (i, d) in all.iter().enumerate() {
+            by_namespace.entry(d.namespace.clone()).or_default().push(i);
+        }
+        Workloads { all, by_namespace }
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, WorkloadFacts> {
+        self.all.iter()
+    }
+
+    /// The workloads of a namespace, in object order.
+    pub fn in_namespace(&self, ns: &str) -> impl Iterator<Item = &WorkloadFacts> + '_ {
+        self.by_namespace
+            .get(ns)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.all[i])
+    }
+}
+
+const RESOURCES: [&str; 2] = ["cpu", "memory"];
+
+/// A container and the resources it lacks a request for.
+pub struct Lacking<'a> {
+    pub container: &'a Container,
+    pub missing: Vec<&'static str>,
+}
+
+/// Containers (and init containers) of a workload that end up without a cpu or memory
+/// request: neither `requests` nor `limits` (which Kubernetes copies into requests) sets
+/// it, and no LimitRange in the namespace gives a `defaultRequest` or `default` for it.
+pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<Lacking<'a>> {
+    let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
+        return Vec::new();
+    };
+    let defaulted: Vec<&'static str> = RESOURCES
+        .into_iter()
+        .filter(|r| {
+            index
+                .in_namespace(Kind::LimitRange, obj.effective_namespace())
+                .any(|lr| match &lr.body {
+                    Body::LimitRange(spec) => spec.limits.iter().any(|item| {
+                        item.type_.as_ref().is_none_or(|t| t.value == "Container")
+                            && (item.default_request.get(r).is_some()
+                                || item.default.get(r).is_some())
+                    }),
+                    _ => false,
+                })
+        })
+        .collect();
+    spec.containers
+        .iter()
+        .chain(&spec.init_containers)
+        .filter_map(|c| {
+            let res = c.resources.as_ref().map(|r| &r.value);
+            let missing: Vec<&'static str> = RESOURCES
+                .into_iter()
+                .filter(|r| !defaulted.contains(r))
+                .filter(|r| {
+                    res.is_none_or(|res| {
+                        res.requests.get(r).is_none() && res.limits.get(r).is_none()
+                    })
+                })
+                .collect();
+            (!missing.is_empty()).then_some(Lacking {
+                container: c,
+                missing,
+            })
+        })
+        .collect()
+}
