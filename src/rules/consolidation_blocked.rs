@@ -3,7 +3,7 @@
 //! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
 
 use super::{Context, Findings, Placed, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Finding;
 use crate::facts::{WorkloadFacts, Workloads};
 use crate::index::selector_matches;
 use crate::model::cluster::PdbSpec;
@@ -143,10 +143,7 @@ fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context, all: &Workloads) -> O
         return None;
     }
     let key = pdb_key(obj);
-    let mut f = Finding::new(
-        ID,
-        Severity::Warning,
-        obj,
+    let mut f = META.finding(obj,
         span,
         format!(
             "PodDisruptionBudget {why} ({field}): Karpenter cannot drain nodes running these pods and reports DisruptionBlocked \"Pdb prevents pod evictions (PodDisruptionBudget=[{key}])\""
@@ -206,10 +203,7 @@ fn multiple_pdbs(
         })
         .unwrap_or_else(|| obj.name_span());
     Some(
-        Finding::new(
-            ID,
-            Severity::Warning,
-            obj,
+        META.finding(obj,
             span,
             format!(
                 "pods of {} \"{}\" are selected by two PodDisruptionBudgets: the eviction API refuses them and Karpenter reports DisruptionBlocked \"Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{} {}])\"",
@@ -248,10 +242,7 @@ fn do_not_disrupt(obj: &Object) -> Option<Finding> {
     }
     let ns = obj.effective_namespace();
     Some(
-        Finding::new(
-            ID,
-            Severity::Warning,
-            obj,
+        META.finding(obj,
             obj.span(k),
             format!(
                 "every pod of this {} is annotated {DO_NOT_DISRUPT}: \"true\" and runs indefinitely, so Karpenter never consolidates, replaces or expires the nodes they run on and reports DisruptionBlocked \"Pod has \\\"{DO_NOT_DISRUPT}\\\" annotation (Pod={ns}/<pod>)\"",

@@ -167,7 +167,8 @@ fn api_finding(obj: &Object) -> Option<Finding> {
         help.extend(h);
         related = spans;
     }
-    let mut f = Finding::new(ID, severity, obj, obj.api_version_span, message)
+    let mut f = META
+        .finding_with(severity, obj, obj.api_version_span, message)
         .label(label)
         .help(join_help(&help));
     for (span, text) in related {
@@ -249,7 +250,8 @@ fn key_finding(obj: &Object) -> Option<Finding> {
     };
     let mut help: Vec<String> = found.iter().map(|(_, _, h)| h.clone()).collect();
     help.dedup();
-    let mut f = Finding::new(ID, Severity::Warning, obj, *span, message)
+    let mut f = META
+        .finding(obj, *span, message)
         .label("not honoured since Karpenter v1.0")
         .help(join_help(&help));
     for (s, w, _) in found.iter().skip(1) {

@@ -2,7 +2,7 @@
 //! `kubernetes.io/aws-ebs` plugin, whose attach limits Karpenter cannot discover.
 
 use super::{Context, Findings, Placed, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Severity;
 use crate::model::Body;
 
 declare_rule!(
@@ -19,10 +19,7 @@ impl Rule for InTreeStoragePlugin {
             Body::PersistentVolume(pv) => {
                 if let Some(ebs) = &pv.aws_elastic_block_store {
                     out.push(
-                        Finding::new(
-                            ID,
-                            Severity::Error,
-                            obj,
+                        META.finding(obj,
                             obj.span(ebs),
                             "PersistentVolume source 'AWSElasticBlockStore' uses an in-tree storage plugin which is unsupported by Karpenter and is deprecated by Kubernetes",
                         )
@@ -38,10 +35,7 @@ impl Rule for InTreeStoragePlugin {
                     .filter(|p| p.value == "kubernetes.io/aws-ebs")
                 {
                     out.push(
-                        Finding::new(
-                            ID,
-                            Severity::Warning,
-                            obj,
+                        META.finding_with(Severity::Warning, obj,
                             obj.span(p),
                             "StorageClass .spec.provisioner uses an in-tree storage plugin which is unsupported by Karpenter and is deprecated by Kubernetes",
                         )

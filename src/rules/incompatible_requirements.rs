@@ -11,7 +11,7 @@ declare_rule!(
 
 impl Rule for IncompatibleRequirements {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
-        out.extend(cx.pending_finding(ID, o, |reason| {
+        out.extend(cx.pending_finding(META.id, o, |reason| {
             if reason.contains("does not have known values") {
                 "no NodePool defines this label".to_string()
             } else {

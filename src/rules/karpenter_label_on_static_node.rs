@@ -3,7 +3,7 @@
 //! `karpenter.sh/provisioner-name` label.
 
 use super::{Context, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::karpenter::cluster::{GroupSource, LABEL_PROVISIONER_NAME};
 use crate::karpenter::requirements::LABEL_NODEPOOL;
@@ -49,10 +49,7 @@ impl Rule for KarpenterLabelOnStaticNode {
                     ),
                 };
                 out.push(
-                    Finding::new(
-                        ID,
-                        Severity::Error,
-                        obj,
+                    META.finding(obj,
                         span,
                         format!(
                             "{what} is not managed by Karpenter but is labelled {key}={value}: Karpenter{} controller pods (which require {key} DoesNotExist) will not run on it, and Karpenter treats it as a node of {} \"{value}\"",

@@ -3,7 +3,7 @@
 //! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
 
 use super::{Context, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::facts::{Placement, WorkloadFacts};
 use crate::model::karpenter::KarpenterApi;
@@ -54,10 +54,7 @@ impl Rule for MissingCsiStartupTaint {
                 .first()
                 .map(|t| pool.obj.span(&t.key))
                 .unwrap_or_else(|| pool.name_span());
-            let mut f = Finding::new(
-                ID,
-                Severity::Warning,
-                pool.obj,
+            let mut f = META.finding(pool.obj,
                 span,
                 format!(
                     "NodePool \"{}\" hosts pods with EBS volumes but has no `{EBS_AGENT_TAINT}` startup taint: pods can start before the EBS CSI node agent is ready and fail to attach their volumes",

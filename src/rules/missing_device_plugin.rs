@@ -4,7 +4,6 @@
 //! from its instance-type table, but the resource never appears and the pod stays Pending.
 
 use super::{Context, Findings, Placed, Rule, Unless, declare_rule};
-use crate::diagnostic::{Finding, Severity};
 use crate::facts::WorkloadFacts;
 use crate::karpenter::allocatable::AmiFamily;
 use crate::karpenter::sim::Verdict;
@@ -103,10 +102,7 @@ impl Rule for MissingDevicePlugin {
                 continue;
             }
             out.defer(
-                Finding::new(
-                    ID,
-                    Severity::Warning,
-                    obj,
+                META.finding(obj,
                     obj.span(key),
                     format!(
                         "the pod requests `{}` but no DaemonSet in the linted files or --context runs {}: Karpenter launches a node from NodePool \"{}\", yet the resource is never registered on it and the pod stays Pending",

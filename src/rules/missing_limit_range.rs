@@ -2,7 +2,7 @@
 //! LimitRange to default them.
 
 use super::{Context, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Finding;
 use crate::facts::WorkloadFacts;
 use crate::facts::Workloads;
 use crate::model::Kind;
@@ -43,7 +43,8 @@ impl Rule for MissingLimitRange {
                 .find(|n| n.name() == ns && !n.context);
             let finding = match namespace_obj {
                 Some(nso) => {
-                    let mut f = Finding::new(ID, Severity::Warning, nso, nso.name_span(), message)
+                    let mut f = META
+                        .finding(nso, nso.name_span(), message)
                         .label("no LimitRange in this namespace");
                     for (w, _) in workloads.iter().take(5) {
                         f = f.related(
@@ -60,9 +61,9 @@ impl Rule for MissingLimitRange {
                 }
                 None => {
                     let (first, _) = workloads[0];
-                    let mut f =
-                        Finding::new(ID, Severity::Warning, first, first.name_span, message)
-                            .label(format!("first workload in \"{ns}\" without requests"));
+                    let mut f = META
+                        .finding(first, first.name_span, message)
+                        .label(format!("first workload in \"{ns}\" without requests"));
                     for (w, _) in workloads.iter().skip(1).take(4) {
                         f = f.related(
                             *w,

@@ -2,7 +2,6 @@
 //! LimitRange fills one in. Karpenter sizes nodes from requests alone.
 
 use super::{Context, Findings, Placed, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
 use crate::index::Index;
 use crate::model::workload::Container;
 use crate::model::{Body, Kind, Object};
@@ -85,7 +84,7 @@ impl Rule for MissingResourceRequests {
                 .collect::<Vec<_>>()
                 .join(", ");
             out.push(
-                Finding::new(ID, Severity::Warning, obj, span, format!("container \"{name}\" has no {what} request"))
+                META.finding(obj, span, format!("container \"{name}\" has no {what} request"))
                     .label(format!("no {what} request"))
                     .help(format!(
                         "set `resources.requests` ({example}, sized from observed usage) or add a LimitRange with `defaultRequest` to namespace \"{}\"; Karpenter bin-packs on requests, so pods without them overload nodes (CPU throttling, OOMKilled)",

@@ -75,9 +75,21 @@ impl RuleMeta {
     ) -> Finding {
         Finding::new(self.id, self.severity, subject, span, message)
     }
+
+    /// A finding of this rule at another severity than its default (a rule whose cases
+    /// differ in weight, such as a deprecation that has become an error).
+    pub fn finding_with(
+        &self,
+        severity: Severity,
+        subject: &impl Subject,
+        span: crate::model::Span,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding::new(self.id, severity, subject, span, message)
+    }
 }
 
-/// Declares a rule: its unit struct, `ID`, and `META` with the default severity, the
+/// Declares a rule: its unit struct and `META` with the default severity, the
 /// summary and the doc read from `lints/<id>.md`.
 ///
 /// ```ignore
@@ -87,9 +99,6 @@ macro_rules! declare_rule {
     ($name:ident, $id:literal, $severity:ident, $summary:literal) => {
         pub struct $name;
 
-        const ID: &str = $id;
-
-        #[allow(dead_code)]
         pub const META: $crate::rules::RuleMeta = $crate::rules::RuleMeta {
             id: $id,
             severity: $crate::diagnostic::Severity::$severity,

@@ -11,7 +11,7 @@ declare_rule!(
 
 impl Rule for NoInstanceTypeFits {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
-        out.extend(cx.pending_finding(ID, o, |_| {
+        out.extend(cx.pending_finding(META.id, o, |_| {
             "no allowed instance type fits this request".to_string()
         }));
     }

@@ -3,7 +3,6 @@
 //! across nodes, so Karpenter packs them together and they hit the attach limit (SPEC §8).
 
 use super::{Context, Findings, Placed, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::sim::Verdict;
 use crate::karpenter::topology::{self, LABEL_HOSTNAME};
 use crate::karpenter::volumes::{self, ClaimVolume};
@@ -59,10 +58,7 @@ impl Rule for PvcWorkloadNotSpread {
             selector.join(", ")
         };
         let names: Vec<&str> = per_pod.iter().map(|v| v.name.as_str()).collect();
-        let mut f = Finding::new(
-            ID,
-            Severity::Warning,
-            obj,
+        let mut f = META.finding(obj,
             span,
             format!(
                 "{replicas} replicas each attach their own volume(s) ({}) and nothing spreads them across nodes; Karpenter packs them onto as few nodes as it can and a new node's volume attach limit is unknown to it, so pods can fail with `FailedAttachVolume`",

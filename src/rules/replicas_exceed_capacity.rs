@@ -24,9 +24,9 @@ declare_rule!(
 impl Rule for ReplicasExceedCapacity {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
         let obj = o.obj;
-        out.extend(
-            cx.pending_finding(ID, o, |_| "more than the NodePool limits allow".to_string()),
-        );
+        out.extend(cx.pending_finding(META.id, o, |_| {
+            "more than the NodePool limits allow".to_string()
+        }));
         out.extend(static_capacity_finding(obj, cx));
     }
 }
@@ -255,7 +255,7 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
         .as_ref()
         .map(|r| obj.span(r))
         .unwrap_or_else(|| template_span(obj));
-    let mut f = Finding::new(ID, Severity::Error, obj, span, message)
+    let mut f = Finding::new(META.id, Severity::Error, obj, span, message)
         .label(format!(
             "{replicas} replicas; static capacity holds {capacity}"
         ))

@@ -2,7 +2,6 @@
 //! and provisions nothing for it (SPEC §2.3).
 
 use super::{Context, Findings, Placed, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::pod::Ignored;
 use crate::karpenter::sim::Verdict;
 
@@ -21,7 +20,7 @@ impl Rule for RestrictedLabelSelector {
             return;
         };
         out.push(
-            Finding::new(ID, Severity::Error, obj, *span, format!("Karpenter ignores this pod: selector on \"{key}\": {reason}"))
+            META.finding(obj, *span, format!("Karpenter ignores this pod: selector on \"{key}\": {reason}"))
                 .label("Karpenter will not provision for this selector")
                 .help(format!(
                     "remove the \"{key}\" selector, or select a label the NodePool defines (template `labels` or a requirement); Karpenter skips pods with such selectors, so if no existing node matches they stay Pending with no event from Karpenter"

@@ -5,7 +5,7 @@
 //! assumed handled, so following `missing-csi-startup-taint` never fires this rule.
 
 use super::{Context, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::karpenter::pod;
 use crate::karpenter::taints::{self, Effect, Taint};
@@ -62,10 +62,7 @@ impl Rule for StartupTaintWithoutAgent {
                     continue;
                 }
                 out.push(
-                    Finding::new(
-                        ID,
-                        Severity::Warning,
-                        o,
+                    META.finding(o,
                         o.span(&t.key),
                         format!(
                             "startup taint `{taint}` of NodePool \"{}\" is tolerated by no DaemonSet in the linted files or --context, so nothing runs on the new node to remove it and the node never becomes ready for pods",

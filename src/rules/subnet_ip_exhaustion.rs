@@ -6,7 +6,7 @@
 //! [`ClusterFacts`]: crate::karpenter::cluster::ClusterFacts
 
 use super::{Context, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::karpenter::requirements::LABEL_ZONE;
 
@@ -91,10 +91,7 @@ impl Rule for SubnetIpExhaustion {
                 .unwrap_or_default();
             let ids: Vec<&str> = subnets.iter().map(|s| s.id.as_str()).collect();
             out.push(
-                Finding::new(
-                    ID,
-                    Severity::Error,
-                    pool.obj,
+                META.finding(pool.obj,
                     span,
                     format!(
                         "NodePool \"{}\" may launch {n} {ty} nodes within `limits.{key}: {lim}`, needing up to {total} IPv4 addresses (1 per node plus {} VPC CNI pod addresses), but its subnets ({}) have {free} free: launches would fail with InsufficientFreeAddressesInSubnet",

@@ -56,10 +56,7 @@ impl Rule for UnsatisfiablePodAffinity {
             if key != topology::LABEL_HOSTNAME && topology::no_domains_for_sure(sim, cx.index, key)
             {
                 out.push(
-                    Finding::new(
-                        ID,
-                        Severity::Error,
-                        obj,
+                    META.finding(obj,
                         key_span,
                         format!("{karpenter}: no NodePool or node has a value for this key"),
                     )
@@ -82,10 +79,7 @@ impl Rule for UnsatisfiablePodAffinity {
                 if replicas <= n as i64 {
                     continue;
                 }
-                let mut f = Finding::new(
-                    ID,
-                    Severity::Error,
-                    obj,
+                let mut f = META.finding(obj,
                     key_span,
                     format!(
                         "{karpenter}: {replicas} replicas repel each other but the NodePools this pod can use offer {n} {key} domain(s) {}, so {} replicas stay Pending",
@@ -140,10 +134,7 @@ fn missing_target(obj: &Object, term: &Spanned<PodAffinityTerm>, karpenter: &str
                 .map(|e| obj.span(&e.key))
         })
         .unwrap_or_else(|| obj.span(&t.topology_key));
-    Finding::new(
-        ID,
-        Severity::Warning,
-        obj,
+    META.finding_with(Severity::Warning, obj,
         span,
         format!(
             "required pod affinity to pods labelled {} that nothing in the linted files creates; unless they already run in the cluster, Karpenter reports `{karpenter}` and the pod stays Pending",

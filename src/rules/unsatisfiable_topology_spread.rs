@@ -45,10 +45,7 @@ impl Rule for UnsatisfiableTopologySpread {
             let karpenter =
                 format!("unsatisfiable topology constraint for topology spread, key={key}");
             if topology::no_domains_for_sure(sim, cx.index, key) {
-                let mut f = Finding::new(
-                    ID,
-                    Severity::Error,
-                    obj,
+                let mut f = META.finding(obj,
                     obj.span(&c.topology_key),
                     format!("{karpenter}: no NodePool or node has a value for this key"),
                 )
@@ -112,10 +109,7 @@ impl Rule for UnsatisfiableTopologySpread {
             } else {
                 "NodePools this pod cannot use (`nodeAffinityPolicy: Ignore`)"
             };
-            let mut f = Finding::new(
-                ID,
-                Severity::Warning,
-                obj,
+            let mut f = META.finding_with(Severity::Warning, obj,
                 obj.span(&c.topology_key),
                 format!(
                     "{karpenter}: {key} [{}] of {why} counts as an empty domain, so only {capacity} of {replicas} replicas can schedule in {}",
@@ -173,10 +167,7 @@ fn min_domains(
         return None;
     }
     let key = normalize_key(&c.topology_key.value);
-    let mut f = Finding::new(
-        ID,
-        Severity::Error,
-        obj,
+    let mut f = META.finding(obj,
         obj.span(min),
         format!(
             "{karpenter}: minDomains is {} but the NodePools this pod can use offer {n} ({}), so at most maxSkew {skew} pod(s) go in each and only {capacity} of {replicas} replicas schedule",

@@ -59,10 +59,7 @@ impl Rule for VolumeZoneConflict {
             } else {
                 format!("StorageClass \"{}\"", holder.name())
             };
-            let mut f = Finding::new(
-                ID,
-                Severity::Error,
-                obj,
+            let mut f = META.finding(obj,
                 v.span,
                 format!(
                     "incompatible volume requirements, key {LABEL_ZONE}, {LABEL_ZONE} In [{}] not in {LABEL_ZONE} In {}",
@@ -117,10 +114,7 @@ impl Rule for VolumeZoneConflict {
                 None => (sc_obj.span(prov), "no `volumeBindingMode`, so `Immediate`"),
             };
             out.push(
-                Finding::new(
-                    ID,
-                    Severity::Warning,
-                    sc_obj,
+                META.finding_with(Severity::Warning, sc_obj,
                     span,
                     format!(
                         "EBS StorageClass \"{}\" uses volumeBindingMode Immediate: the volume is created before Karpenter chooses the pod's node, possibly in a zone the pod cannot go to, and Karpenter v1.7+ ignores such pods (`pvc with immediate volume binding mode must be bound`)",

@@ -3,7 +3,7 @@
 //! LTSC version (SPEC §9).
 
 use super::{Context, Findings, Placed, Rule, declare_rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::Severity;
 use crate::karpenter::pod;
 use crate::karpenter::sim::Verdict;
 
@@ -67,10 +67,7 @@ impl Rule for WindowsOsMismatch {
             .is_some_and(|r| !r.is_complement() && r.has("windows") && !r.has("linux"));
         if !selects_windows {
             out.push(
-                Finding::new(
-                    ID,
-                    Severity::Warning,
-                    obj,
+                META.finding_with(Severity::Warning, obj,
                     image_span,
                     format!(
                         "\"{}\" is a Windows image but the pod does not select `kubernetes.io/os: windows`: on a Linux node the pull fails with `no match for platform in manifest`",
@@ -89,10 +86,7 @@ impl Rule for WindowsOsMismatch {
             let span = strict.spans.get(BUILD_LABEL).copied().unwrap_or(image_span);
             let wanted: Vec<&str> = r.values().iter().map(String::as_str).collect();
             out.push(
-                Finding::new(
-                    ID,
-                    Severity::Error,
-                    obj,
+                META.finding(obj,
                     span,
                     format!(
                         "the pod selects {BUILD_LABEL} [{}] but image \"{}\" is {ltsc} (build {build}): the pull fails with `no match for platform in manifest`",
@@ -120,10 +114,7 @@ impl Rule for WindowsOsMismatch {
                 && node_build != build
             {
                 out.push(
-                    Finding::new(
-                        ID,
-                        Severity::Error,
-                        obj,
+                    META.finding(obj,
                         image_span,
                         format!(
                             "image \"{}\" is {ltsc} (build {build}) but NodePool \"{}\" launches {} nodes (build {node_build}): the pull fails with `no match for platform in manifest`",
