@@ -250,18 +250,17 @@ pub enum Destination {
 pub fn destinations(
     formats: &[Format],
     outputs: &[PathBuf],
-) -> Result<Vec<(Format, Destination)>, String> {
+) -> Result<Vec<(Format, Destination)>, UsageError> {
     let formats: Vec<Format> = if formats.is_empty() {
         vec![Format::Human; outputs.len().max(1)]
     } else {
         formats.to_vec()
     };
     if outputs.len() > formats.len() {
-        return Err(format!(
-            "{} --output given for {} --format; give one --format per --output",
-            outputs.len(),
-            formats.len()
-        ));
+        return Err(UsageError::MoreOutputsThanFormats {
+            outputs: outputs.len(),
+            formats: formats.len(),
+        });
     }
     let pairs: Vec<(Format, Destination)> = formats
         .iter()
@@ -275,10 +274,7 @@ pub fn destinations(
         })
         .collect();
     if pairs.iter().filter(|p| p.1 == Destination::Stdout).count() > 1 {
-        return Err(
-            "more than one --format would write to standard output; pair each with an --output FILE"
-                .into(),
-        );
+        return Err(UsageError::SeveralToStdout);
     }
     Ok(pairs)
 }
@@ -323,8 +319,25 @@ fn relative_to_cwd(p: &Path) -> PathBuf {
         .unwrap_or_else(|| p.to_path_buf())
 }
 
+/// A command line karplint cannot run (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error("{outputs} --output given for {formats} --format; give one --format per --output")]
+    MoreOutputsThanFormats { outputs: usize, formats: usize },
+    #[error(
+        "more than one --format would write to standard output; pair each with an --output FILE"
+    )]
+    SeveralToStdout,
+    #[error("--rule {0:?}: expected ID=LEVEL")]
+    RuleSyntax(String),
+    #[error("--rule {arg:?}: unknown rule {id:?}; `karplint rules` lists them")]
+    UnknownRule { arg: String, id: String },
+    #[error("--rule {0:?}: level must be off, info, warning or error")]
+    RuleLevel(String),
+}
+
 /// Flags over the file: the options of this run and its `--fail-on`.
-pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailOn), String> {
+pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailOn), UsageError> {
     let cfg = cfg.unwrap_or_default();
     let pick = |flag: &Vec<String>, file: Vec<String>| {
         if flag.is_empty() { file } else { flag.clone() }
@@ -334,14 +347,14 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
     for r in &args.rule {
         let (id, level) = r
             .split_once('=')
-            .ok_or_else(|| format!("--rule {r:?}: expected ID=LEVEL"))?;
+            .ok_or_else(|| UsageError::RuleSyntax(r.clone()))?;
         if !known.contains(&id) {
-            return Err(format!(
-                "--rule {r:?}: unknown rule {id:?}; `karplint rules` lists them"
-            ));
+            return Err(UsageError::UnknownRule {
+                arg: r.clone(),
+                id: id.to_string(),
+            });
         }
-        let level = Level::parse(level)
-            .ok_or_else(|| format!("--rule {r:?}: level must be off, info, warning or error"))?;
+        let level = Level::parse(level).ok_or_else(|| UsageError::RuleLevel(r.clone()))?;
         levels.insert(id.to_string(), level);
     }
     let opts = LintOptions {

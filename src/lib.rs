@@ -7,19 +7,19 @@
 //! phases, in [`engine`].
 
 pub mod cli;
-pub mod config;
-pub mod diagnostic;
-pub mod discover;
+pub(crate) mod config;
+pub(crate) mod diagnostic;
+pub(crate) mod discover;
 pub mod engine;
-pub mod facts;
+pub(crate) mod facts;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod index;
+pub(crate) mod index;
 pub mod karpenter;
-pub mod model;
+pub(crate) mod model;
 pub mod parse;
-pub mod progress;
-pub mod quantity;
+pub(crate) mod progress;
+pub(crate) mod quantity;
 pub mod report;
 pub mod rules;
-pub mod suppress;
+pub(crate) mod suppress;

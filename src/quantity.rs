@@ -283,7 +283,7 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
 }
 
 /// A `corev1.ResourceList`: resource name → quantity, iterated in sorted key order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ResourceList(BTreeMap<String, Quantity>);
 
 impl ResourceList {

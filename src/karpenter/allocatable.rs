@@ -204,7 +204,7 @@ impl FromStr for AmiFamily {
 }
 
 /// The parts of EC2NodeClass `spec.kubelet` that change allocatable.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct KubeletConfig {
     /// `maxPods`.
     pub max_pods: Option<u32>,

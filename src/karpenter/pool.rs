@@ -14,7 +14,7 @@ use crate::index::Index;
 use crate::model::karpenter::{KarpenterApi, Kubelet, NodePool};
 use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 /// Instance-type requirements depend only on the label flavour and on whether the AMI family
@@ -24,7 +24,7 @@ use std::sync::{Arc, OnceLock};
 pub struct TypeRequirementCache {
     cells: BTreeMap<(bool, bool), Arc<TypeTable>>,
     /// Allocatable per instance type, per distinct (kubelet, AMI family, root volume).
-    allocatable: BTreeMap<String, Arc<AllocatableTable>>,
+    allocatable: HashMap<(KubeletConfig, AmiFamily, Option<Quantity>), Arc<AllocatableTable>>,
     /// Per instance type, its extended resources as first computed: shared by every
     /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
     extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
@@ -37,7 +37,7 @@ pub struct TypeTable {
     requirements: TypeRows,
     /// The types a set of requirements (on type keys only) allows: NodePools that differ
     /// only in name, labels, taints or limits filter the catalog once.
-    allowed: Memo<String, Arc<Vec<usize>>>,
+    allowed: Memo<Requirements, Arc<Vec<usize>>>,
 }
 
 impl TypeTable {
@@ -49,14 +49,13 @@ impl TypeTable {
             .filter(|r| self.requirements.has_key(r.key()))
             .cloned()
             .collect();
-        self.allowed
-            .get_or_insert_with(format!("{on_type_keys:?}"), || {
-                Arc::new(
-                    (0..self.requirements.len())
-                        .filter(|&i| self.requirements.row(i).intersects_ok(&on_type_keys))
-                        .collect(),
-                )
-            })
+        self.allowed.get_or_insert_with(on_type_keys.clone(), || {
+            Arc::new(
+                (0..self.requirements.len())
+                    .filter(|&i| self.requirements.row(i).intersects_ok(&on_type_keys))
+                    .collect(),
+            )
+        })
     }
 }
 
@@ -155,7 +154,7 @@ impl TypeRequirementCache {
         family: AmiFamily,
         root: Option<Quantity>,
     ) -> Arc<AllocatableTable> {
-        let key = format!("{kubelet:?}|{family:?}|{root:?}");
+        let key = (kubelet.clone(), family, root);
         if let Some(hit) = self.allocatable.get(&key) {
             return hit.clone();
         }

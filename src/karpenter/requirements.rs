@@ -25,18 +25,6 @@ pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
 /// The stable zone label every zonal alias normalizes to.
 pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
 
-/// Well-known labels of core Karpenter (`pkg/apis/v1/labels.go` `WellKnownLabels`).
-pub const CORE_WELL_KNOWN_LABELS: &[&str] = &[
-    "karpenter.sh/nodepool",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
-    "node.kubernetes.io/instance-type",
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "karpenter.sh/capacity-type",
-    "node.kubernetes.io/windows-build",
-];
-
 /// The `instance-*` suffixes the AWS provider registers as well-known at HEAD, shared by
 /// `karpenter.k8s.aws/instance-<suffix>` and EKS Auto Mode's `eks.amazonaws.com/instance-<suffix>`.
 pub const AWS_INSTANCE_LABEL_SUFFIXES: &[&str] = &[
@@ -144,9 +132,6 @@ pub const EKS_AUTO_MODE_WELL_KNOWN_LABELS: &[&str] = &[
     "eks.amazonaws.com/instance-tenancy",
 ];
 
-const KARPENTER_AWS_INSTANCE_PREFIX: &str = "karpenter.k8s.aws/instance-";
-const EKS_INSTANCE_PREFIX: &str = "eks.amazonaws.com/instance-";
-
 /// Which Karpenter is doing the scheduling: self-managed Karpenter with the AWS provider, or
 /// the one built into EKS Auto Mode. They differ only in which label keys are well-known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -178,24 +163,6 @@ pub fn is_well_known(key: &str) -> bool {
     LabelFlavor::KarpenterAws.is_well_known(key)
 }
 
-/// Maps `karpenter.k8s.aws/instance-X` to `eks.amazonaws.com/instance-X` and back, for the
-/// well-known `instance-*` labels; any other key has no counterpart.
-///
-/// EKS Auto Mode labels nodes with the `eks.amazonaws.com` spelling, so a pod written for a
-/// self-managed Karpenter pool needs the other spelling to land on an Auto Mode pool.
-pub fn eks_auto_mode_counterpart(key: &str) -> Option<String> {
-    let (suffix, other_prefix) = if let Some(s) = key.strip_prefix(KARPENTER_AWS_INSTANCE_PREFIX) {
-        (s, EKS_INSTANCE_PREFIX)
-    } else if let Some(s) = key.strip_prefix(EKS_INSTANCE_PREFIX) {
-        (s, KARPENTER_AWS_INSTANCE_PREFIX)
-    } else {
-        return None;
-    };
-    AWS_INSTANCE_LABEL_SUFFIXES
-        .contains(&suffix)
-        .then(|| format!("{other_prefix}{suffix}"))
-}
-
 /// Translates deprecated or provider-specific aliases to the stable key Karpenter uses
 /// (core `NormalizedLabels`, plus the EBS CSI zone key the AWS provider adds). Karpenter
 /// applies this to every requirement it builds, so `beta.kubernetes.io/arch: arm64` on a pod
@@ -209,34 +176,6 @@ pub fn normalize_key(key: &str) -> &str {
         "beta.kubernetes.io/instance-type" => "node.kubernetes.io/instance-type",
         other => other,
     }
-}
-
-/// The values Karpenter accepts for a key with a closed value set, if it has one.
-/// Since core v1.5, a pod `In` requirement on such a key with no valid value is rejected.
-pub fn known_values(key: &str) -> Option<&'static [&'static str]> {
-    match key {
-        LABEL_CAPACITY_TYPE => Some(&["on-demand", "spot", "reserved"]),
-        _ => None,
-    }
-}
-
-/// Karpenter's pod-validation error for `In` values of a key with known values that contain
-/// no valid value (core v1.5+), or `None` when at least one value is valid or the key has no
-/// closed value set.
-pub fn invalid_known_values<S: AsRef<str>>(key: &str, values: &[S]) -> Option<String> {
-    let known = known_values(key)?;
-    if values.iter().any(|v| known.contains(&v.as_ref())) {
-        return None;
-    }
-    let mut expected: Vec<&str> = known.to_vec();
-    expected.sort_unstable();
-    let given: Vec<&str> = values.iter().map(AsRef::as_ref).collect();
-    Some(format!(
-        "no valid values found in [{}] for {key}, expected one of: [{}], got: [{}]",
-        given.join(" "),
-        expected.join(" "),
-        given.join(" "),
-    ))
 }
 
 /// The part of a label key before the `/`, or `""` for an unprefixed key (core `GetLabelDomain`).
@@ -268,34 +207,6 @@ pub fn restricted_pod_label(key: &str) -> Option<&'static str> {
         return Some("label \"kubernetes.io/hostname\" is restricted");
     }
     None
-}
-
-/// Why a pod may not constrain `key` on core v0.x–v1.8, or `None`.
-///
-/// Those versions restrict, on top of the HEAD rule, every non-well-known key in a domain
-/// ending in `kubernetes.io` or `k8s.io` except under `node.kubernetes.io`,
-/// `node-restriction.kubernetes.io` and `kops.k8s.io` (e.g. `node-role.kubernetes.io/worker`).
-pub fn restricted_pod_label_up_to_v1_8(key: &str) -> Option<&'static str> {
-    if is_well_known(key) {
-        return None;
-    }
-    let domain = label_domain(key);
-    let excepted = [
-        "kops.k8s.io",
-        "node.kubernetes.io",
-        "node-restriction.kubernetes.io",
-    ]
-    .iter()
-    .any(|exception| domain.ends_with(exception));
-    if !excepted {
-        if domain.ends_with("kubernetes.io") {
-            return Some("label domain \"kubernetes.io\" is restricted");
-        }
-        if domain.ends_with("k8s.io") {
-            return Some("label domain \"k8s.io\" is restricted");
-        }
-    }
-    restricted_pod_label(key)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -836,7 +747,7 @@ impl IncompatibleError {
 
 /// A conjunction of requirements keyed by normalized label key (Karpenter's `Requirements`).
 /// Adding a second requirement for a key intersects it with the first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Requirements {
     by_key: BTreeMap<String, Requirement>,
 }
@@ -1136,10 +1047,6 @@ impl TypeRows {
 
     pub fn len(&self) -> usize {
         self.rows
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Whether some row has a requirement on `key` (normalised).

@@ -88,12 +88,15 @@ pub struct Simulator<'a, 'c> {
     overlays_present: bool,
     /// [`super::topology::Reach`]'s pool lists per (requirement attempts, tolerations):
     /// the many workloads that select and tolerate alike are matched against the pools once.
-    pub(super) reach_memo: super::memo::Memo<String, ReachLists>,
+    pub(super) reach_memo: super::memo::Memo<ReachKey, ReachLists>,
     /// Topology domains of a key over a set of pools, as [`super::topology`] unions them:
     /// workloads that reach the same pools share one union (a monorepo has hundreds of
     /// NodePools and thousands of spread constraints).
     pub(super) domain_memo: super::memo::Memo<(String, Vec<usize>), super::topology::Domains>,
 }
+
+/// A pod's requirement attempts and tolerations: pods alike in both reach the same pools.
+pub(super) type ReachKey = (Vec<Requirements>, Vec<Toleration>);
 
 /// The pools a pod is compatible with, and of those the pools whose taints it tolerates.
 pub(super) type ReachLists = std::sync::Arc<(Vec<usize>, Vec<usize>)>;
@@ -335,7 +338,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 .is_ok();
             let mut f = fail(
                 Stage::Taints,
-                taints::untolerated_taint_message(taint, taints::TaintMessageStyle::Head),
+                taints::untolerated_taint_message(taint),
                 *span,
                 tolerations_span,
                 format!(

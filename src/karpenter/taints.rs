@@ -136,14 +136,6 @@ pub struct Toleration {
     pub effect: Option<Effect>,
 }
 
-impl Toleration {
-    /// Upstream `Toleration.ToleratesTaint`: the effect matches (or is unset), the key matches
-    /// (or is empty), and the value is equal for `Equal` (ignored for `Exists`).
-    pub fn tolerates(&self, taint: &Taint) -> bool {
-        tolerates(self, taint)
-    }
-}
-
 /// A taint as written in a NodePool, node group or Node; `None` for an effect Kubernetes
 /// does not know (the API server would reject it).
 pub fn from_model(t: &crate::model::karpenter::Taint) -> Option<Taint> {
@@ -175,60 +167,9 @@ pub fn is_tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| tolerates(t, taint))
 }
 
-/// The first taint, in NodePool order, that no toleration tolerates.
-pub fn first_untolerated<'a>(tolerations: &[Toleration], taints: &'a [Taint]) -> Option<&'a Taint> {
-    taints
-        .iter()
-        .find(|taint| !is_tolerated(tolerations, taint))
-}
-
-/// Every taint, in NodePool order, that no toleration tolerates (Karpenter reports them all,
-/// joined with `"; "`).
-pub fn untolerated<'a>(tolerations: &[Toleration], taints: &'a [Taint]) -> Vec<&'a Taint> {
-    taints
-        .iter()
-        .filter(|taint| !is_tolerated(tolerations, taint))
-        .collect()
-}
-
-/// Which Karpenter generation's wording to quote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TaintMessageStyle {
-    /// Core v1.5 and later: `did not tolerate taint (taint=k=v:Effect)`.
-    #[default]
-    Head,
-    /// Core v1.1–v1.4: `did not tolerate k=v:Effect`.
-    V1_1ToV1_4,
-    /// Core v1.0 and older: like v1.1–v1.4 but an empty value still prints `k=:Effect`.
-    UpToV1_0,
-}
-
-/// Karpenter's message for one untolerated taint.
-pub fn untolerated_taint_message(taint: &Taint, style: TaintMessageStyle) -> String {
-    match style {
-        TaintMessageStyle::Head => format!("did not tolerate taint (taint={taint})"),
-        TaintMessageStyle::V1_1ToV1_4 => format!("did not tolerate {taint}"),
-        TaintMessageStyle::UpToV1_0 => {
-            format!(
-                "did not tolerate {}={}:{}",
-                taint.key, taint.value, taint.effect
-            )
-        }
-    }
-}
-
-/// Karpenter's error for a pod against a NodePool's taints: every untolerated taint's message
-/// joined with `"; "`, or `None` when the pod tolerates them all.
-pub fn taints_error(
-    tolerations: &[Toleration],
-    taints: &[Taint],
-    style: TaintMessageStyle,
-) -> Option<String> {
-    let messages: Vec<String> = untolerated(tolerations, taints)
-        .into_iter()
-        .map(|taint| untolerated_taint_message(taint, style))
-        .collect();
-    (!messages.is_empty()).then(|| messages.join("; "))
+/// Karpenter's message for one untolerated taint (core v1.5 and later).
+pub fn untolerated_taint_message(taint: &Taint) -> String {
+    format!("did not tolerate taint (taint={taint})")
 }
 
 /// The narrowest toleration of `taint`: `Equal` with the taint's value, or `Exists` when the
@@ -290,63 +231,6 @@ pub fn toleration_yaml(toleration: &Toleration, indent: usize) -> String {
             format!("{pad}{lead}{field}\n")
         })
         .collect()
-}
-
-/// The toleration Karpenter adds as its last relaxation step when some NodePool has a
-/// `PreferNoSchedule` taint: `{operator: Exists, effect: PreferNoSchedule}`.
-pub fn prefer_no_schedule_toleration() -> Toleration {
-    Toleration {
-        key: String::new(),
-        operator: TolerationOperator::Exists,
-        value: String::new(),
-        effect: Some(Effect::PreferNoSchedule),
-    }
-}
-
-/// Whether any taint has the `PreferNoSchedule` effect (the condition for the relaxation).
-pub fn has_prefer_no_schedule(taints: &[Taint]) -> bool {
-    taints.iter().any(|t| t.effect == Effect::PreferNoSchedule)
-}
-
-/// The pod's tolerations after Karpenter's `PreferNoSchedule` relaxation, or `None` when the
-/// pod already carries that exact toleration (upstream `MatchToleration`), so relaxing changes
-/// nothing.
-pub fn with_prefer_no_schedule_toleration(tolerations: &[Toleration]) -> Option<Vec<Toleration>> {
-    let relaxation = prefer_no_schedule_toleration();
-    if tolerations.contains(&relaxation) {
-        return None;
-    }
-    let mut out = tolerations.to_vec();
-    out.push(relaxation);
-    Some(out)
-}
-
-/// The taint Karpenter (v1) puts on nodes it is disrupting.
-pub fn disrupted_taint() -> Taint {
-    Taint::new("karpenter.sh/disrupted", "", Effect::NoSchedule)
-}
-
-/// The taint Karpenter puts on nodes at launch and removes at registration.
-pub fn unregistered_taint() -> Taint {
-    Taint::new("karpenter.sh/unregistered", "", Effect::NoExecute)
-}
-
-/// Whether Karpenter ignores `taint` on a node it has not initialized yet (known ephemeral
-/// taints: not-ready, unreachable, cloud-provider uninitialized, Karpenter's unregistered
-/// taint, and anything under `readiness.k8s.io/`). Matched by key and effect.
-pub fn is_known_ephemeral_taint(taint: &Taint) -> bool {
-    let ephemeral = [
-        Taint::new("node.kubernetes.io/not-ready", "", Effect::NoSchedule),
-        Taint::new("node.kubernetes.io/not-ready", "", Effect::NoExecute),
-        Taint::new("node.kubernetes.io/unreachable", "", Effect::NoSchedule),
-        Taint::new(
-            "node.cloudprovider.kubernetes.io/uninitialized",
-            "true",
-            Effect::NoSchedule,
-        ),
-        unregistered_taint(),
-    ];
-    taint.key.starts_with("readiness.k8s.io/") || ephemeral.iter().any(|e| e.matches(taint))
 }
 
 #[cfg(test)]
@@ -427,57 +311,16 @@ mod tests {
     }
 
     #[test]
-    fn first_untolerated_follows_taint_order() {
-        let taints = [
-            taint("a", "", NoSchedule),
-            taint("b", "x", NoSchedule),
-            taint("c", "", PreferNoSchedule),
-        ];
-        let tols = [tol("a", Exists, "", None)];
-        assert_eq!(first_untolerated(&tols, &taints), Some(&taints[1]));
-        assert_eq!(untolerated(&tols, &taints), vec![&taints[1], &taints[2]]);
-        assert_eq!(
-            first_untolerated(&[tol("", Exists, "", None)], &taints),
-            None
-        );
-        assert_eq!(first_untolerated(&[], &[]), None);
-    }
-
-    #[test]
-    fn messages_per_version() {
+    fn message_at_head() {
         let valued = taint("dedicated", "gpu", NoSchedule);
         let bare = taint("nvidia.com/gpu", "", NoExecute);
-        use TaintMessageStyle::*;
         assert_eq!(
-            untolerated_taint_message(&valued, Head),
+            untolerated_taint_message(&valued),
             "did not tolerate taint (taint=dedicated=gpu:NoSchedule)"
         );
         assert_eq!(
-            untolerated_taint_message(&bare, Head),
+            untolerated_taint_message(&bare),
             "did not tolerate taint (taint=nvidia.com/gpu:NoExecute)"
-        );
-        assert_eq!(
-            untolerated_taint_message(&valued, V1_1ToV1_4),
-            "did not tolerate dedicated=gpu:NoSchedule"
-        );
-        assert_eq!(
-            untolerated_taint_message(&bare, V1_1ToV1_4),
-            "did not tolerate nvidia.com/gpu:NoExecute"
-        );
-        assert_eq!(
-            untolerated_taint_message(&bare, UpToV1_0),
-            "did not tolerate nvidia.com/gpu=:NoExecute"
-        );
-        assert_eq!(
-            taints_error(&[], &[valued.clone(), bare.clone()], Head).as_deref(),
-            Some(
-                "did not tolerate taint (taint=dedicated=gpu:NoSchedule); \
-                 did not tolerate taint (taint=nvidia.com/gpu:NoExecute)"
-            )
-        );
-        assert_eq!(
-            taints_error(&[tol("", Exists, "", None)], &[valued], Head),
-            None
         );
     }
 
@@ -498,68 +341,10 @@ mod tests {
             toleration_yaml(&suggestion, 0),
             "- key: \"nvidia.com/gpu\"\n  operator: \"Exists\"\n  effect: \"NoSchedule\"\n"
         );
-        assert_eq!(
-            toleration_yaml(&prefer_no_schedule_toleration(), 0),
-            "- operator: \"Exists\"\n  effect: \"PreferNoSchedule\"\n"
-        );
         let odd = tol("k", Equal, "a\"b\\c", None);
         assert_eq!(
             toleration_yaml(&odd, 0),
             "- key: \"k\"\n  operator: \"Equal\"\n  value: \"a\\\"b\\\\c\"\n"
         );
-    }
-
-    #[test]
-    fn prefer_no_schedule_relaxation() {
-        let taints = [
-            taint("spot", "", PreferNoSchedule),
-            taint("x", "", NoSchedule),
-        ];
-        assert!(has_prefer_no_schedule(&taints));
-        assert!(!has_prefer_no_schedule(&taints[1..]));
-        let tols = [tol("x", Exists, "", None)];
-        assert_eq!(first_untolerated(&tols, &taints), Some(&taints[0]));
-        let relaxed = with_prefer_no_schedule_toleration(&tols).expect("relaxation applies");
-        assert_eq!(relaxed.len(), 2);
-        assert_eq!(first_untolerated(&relaxed, &taints), None);
-        assert_eq!(with_prefer_no_schedule_toleration(&relaxed), None);
-        // relaxation never tolerates harder effects
-        assert!(!is_tolerated(&relaxed[1..], &taints[1]));
-    }
-
-    #[test]
-    fn karpenter_taints_and_ephemeral_taints() {
-        assert_eq!(
-            disrupted_taint().to_string(),
-            "karpenter.sh/disrupted:NoSchedule"
-        );
-        assert_eq!(
-            unregistered_taint().to_string(),
-            "karpenter.sh/unregistered:NoExecute"
-        );
-        assert!(is_known_ephemeral_taint(&unregistered_taint()));
-        assert!(is_known_ephemeral_taint(&taint(
-            "node.kubernetes.io/not-ready",
-            "",
-            NoExecute
-        )));
-        assert!(is_known_ephemeral_taint(&taint(
-            "node.cloudprovider.kubernetes.io/uninitialized",
-            "true",
-            NoSchedule
-        )));
-        assert!(is_known_ephemeral_taint(&taint(
-            "readiness.k8s.io/net",
-            "",
-            NoSchedule
-        )));
-        assert!(!is_known_ephemeral_taint(&taint(
-            "node.kubernetes.io/unreachable",
-            "",
-            NoExecute
-        )));
-        assert!(!is_known_ephemeral_taint(&disrupted_taint()));
-        // a blanket Exists toleration also tolerates karpenter.sh/disrupted
-        assert!(tolerates(&tol("", Exists, "", None), &disrupted_taint()));
     }
 }

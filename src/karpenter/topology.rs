@@ -185,9 +185,9 @@ impl Reach {
     pub fn of(sim: &Simulator, obj: &Object, spec: &PodSpec) -> Option<Reach> {
         let attempts = pod::attempts(obj, spec).ok()?;
         let tolerations = pod::tolerations(spec);
-        let memo_key = format!(
-            "{:?}|{tolerations:?}",
-            attempts.iter().map(|a| &a.requirements).collect::<Vec<_>>()
+        let memo_key = (
+            attempts.iter().map(|a| a.requirements.clone()).collect(),
+            tolerations.clone(),
         );
         let lists = sim.reach_memo.get_or_insert_with(memo_key, || {
             let mut compatible = Vec::new();

@@ -24,7 +24,6 @@ pub struct ClaimVolume<'a> {
     /// The claim name in the pod spec, or the claim template's name.
     pub span: Span,
     pub name: String,
-    pub pvc: Option<&'a Object>,
     pub pv: Option<&'a Object>,
     /// The StorageClass, when named (or the default class) and found.
     pub storage_class: Option<&'a Object>,
@@ -43,7 +42,6 @@ impl<'a> ClaimVolume<'a> {
             per_pod: true,
             span: name.map(|n| obj.span(n)).unwrap_or_else(|| obj.name_span()),
             name: name.map(|n| n.value.to_string()).unwrap_or_default(),
-            pvc: None,
             pv: None,
             storage_class: storage_class(index, spec),
         }
@@ -181,7 +179,7 @@ pub fn claim_volumes<'a>(index: &Index<'a>, obj: &'a Object) -> Vec<ClaimVolume<
                 per_pod: false,
                 span: obj.span(claim),
                 name: claim.value.to_string(),
-                pvc,
+
                 pv,
                 storage_class: pvc_spec.and_then(|s| storage_class(index, s)),
             });

@@ -8,9 +8,9 @@
 //! templates are recognised and skipped with a note instead of being reported as syntax
 //! errors.
 
-pub mod document;
-pub mod scan;
-pub mod skim;
+pub(crate) mod document;
+pub(crate) mod scan;
+pub(crate) mod skim;
 
 use crate::model::de::Str;
 use crate::model::{Body, Kind, Object, SourceId, Span};

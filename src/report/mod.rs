@@ -4,12 +4,12 @@
 //! file's text. Zero-length spans of YAML containers are widened to the key that owns them,
 //! and byte offsets become 1-based lines and character columns.
 
-pub mod github;
+pub(crate) mod github;
 pub mod human;
-pub mod json;
-pub mod markdown;
-pub mod plan;
-pub mod sarif;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod plan;
+pub(crate) mod sarif;
 
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{SourceId, Span};

@@ -198,10 +198,6 @@ pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std:
     super::write_json(&build(report, texts), w)
 }
 
-pub fn render(report: &Report, texts: &Texts) -> String {
-    super::json_string(&build(report, texts))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -341,7 +341,7 @@ impl<'a, 'c> Context<'a, 'c> {
 }
 
 /// Where a workload's pod template starts (its `spec:`), or the object name.
-pub fn template_span(obj: &Object) -> crate::model::Span {
+pub(crate) fn template_span(obj: &Object) -> crate::model::Span {
     obj.workload()
         .and_then(|w| w.template.spec.as_ref())
         .map(|s| obj.span(s))
@@ -399,7 +399,7 @@ pub fn builtin_doc(id: &str) -> Option<&'static str> {
 }
 
 /// Every rule id, built-in and registered, sorted: what config and suppressions may name.
-pub fn known_ids() -> Vec<&'static str> {
+pub(crate) fn known_ids() -> Vec<&'static str> {
     let mut ids: Vec<&'static str> = BUILTIN_RULES.iter().map(|r| r.0).collect();
     ids.extend(registry().iter().map(|r| r.meta().id));
     ids.sort_unstable();
@@ -408,7 +408,7 @@ pub fn known_ids() -> Vec<&'static str> {
 
 /// Runs every rule's per-object hook on one linted object; findings on context objects
 /// are dropped.
-pub fn check_object(cx: &Context, o: &Placed, out: &mut Findings) {
+pub(crate) fn check_object(cx: &Context, o: &Placed, out: &mut Findings) {
     let before = out.found.len();
     for rule in registry() {
         rule.check_object(o, cx, out);
@@ -425,7 +425,7 @@ pub fn check_object(cx: &Context, o: &Placed, out: &mut Findings) {
 
 /// Runs the hooks that need the whole run, once every workload's facts are in: each rule's
 /// [`Rule::check_run`], then the deferred findings no workload answered.
-pub fn check_run(
+pub(crate) fn check_run(
     cx: &Context,
     workloads: &Workloads,
     deferred: Vec<(Finding, Unless)>,
@@ -451,7 +451,7 @@ pub fn check_run(
 
 /// A related note naming the values of `key` a NodePool offers, on the requirement that
 /// defines them.
-pub fn offers_note(
+pub(crate) fn offers_note(
     f: crate::diagnostic::Finding,
     p: &crate::karpenter::pool::Pool,
     key: &str,

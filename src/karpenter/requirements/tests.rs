@@ -458,19 +458,6 @@ fn eks_auto_mode_uses_its_own_instance_labels() {
     );
     assert!(template.compatible(&auto_pod).is_err());
     assert_eq!(template.compatible(&aws_pod), Ok(()));
-    assert_eq!(
-        eks_auto_mode_counterpart("karpenter.k8s.aws/instance-cpu").as_deref(),
-        Some("eks.amazonaws.com/instance-cpu")
-    );
-    assert_eq!(
-        eks_auto_mode_counterpart("eks.amazonaws.com/instance-gpu-name").as_deref(),
-        Some("karpenter.k8s.aws/instance-gpu-name")
-    );
-    assert_eq!(
-        eks_auto_mode_counterpart("eks.amazonaws.com/instance-bogus"),
-        None
-    );
-    assert_eq!(eks_auto_mode_counterpart(ZONE), None);
     for suffix in AWS_INSTANCE_LABEL_SUFFIXES {
         let aws = format!("karpenter.k8s.aws/instance-{suffix}");
         let eks = format!("eks.amazonaws.com/instance-{suffix}");
@@ -483,6 +470,17 @@ fn eks_auto_mode_uses_its_own_instance_labels() {
 
 #[test]
 fn well_known_lists_contain_core() {
+    // Core Karpenter's well-known labels (`pkg/apis/v1/labels.go` `WellKnownLabels`).
+    const CORE_WELL_KNOWN_LABELS: &[&str] = &[
+        "karpenter.sh/nodepool",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "karpenter.sh/capacity-type",
+        "node.kubernetes.io/windows-build",
+    ];
     for key in CORE_WELL_KNOWN_LABELS {
         assert!(is_well_known(key));
         assert!(LabelFlavor::EksAutoMode.is_well_known(key));
@@ -506,52 +504,6 @@ fn restricted_pod_labels_at_head() {
     assert_eq!(restricted_pod_label("node-role.kubernetes.io/worker"), None);
     assert_eq!(restricted_pod_label("kubernetes.io/foo"), None);
     assert_eq!(restricted_pod_label(TEAM), None);
-}
-
-#[test]
-fn restricted_pod_labels_up_to_v1_8() {
-    assert_eq!(
-        restricted_pod_label_up_to_v1_8("node-role.kubernetes.io/worker"),
-        Some("label domain \"kubernetes.io\" is restricted")
-    );
-    assert!(restricted_pod_label_up_to_v1_8("kubernetes.io/foo").is_some());
-    assert!(restricted_pod_label_up_to_v1_8("example.k8s.io/foo").is_some());
-    assert!(restricted_pod_label_up_to_v1_8(LABEL_HOSTNAME).is_some());
-    assert!(restricted_pod_label_up_to_v1_8("karpenter.sh/initialized").is_some());
-    assert_eq!(
-        restricted_pod_label_up_to_v1_8("node.kubernetes.io/lifecycle"),
-        None
-    );
-    assert_eq!(
-        restricted_pod_label_up_to_v1_8("x.node-restriction.kubernetes.io/a"),
-        None
-    );
-    assert_eq!(
-        restricted_pod_label_up_to_v1_8("kops.k8s.io/instancegroup"),
-        None
-    );
-    assert_eq!(restricted_pod_label_up_to_v1_8(ZONE), None);
-    assert_eq!(restricted_pod_label_up_to_v1_8(TEAM), None);
-}
-
-#[test]
-fn capacity_type_known_values() {
-    assert_eq!(
-        known_values(LABEL_CAPACITY_TYPE),
-        Some(&["on-demand", "spot", "reserved"][..])
-    );
-    assert_eq!(known_values(ZONE), None);
-    assert_eq!(
-        invalid_known_values(LABEL_CAPACITY_TYPE, &["spot", "foo"]),
-        None
-    );
-    assert_eq!(
-        invalid_known_values(LABEL_CAPACITY_TYPE, &["foo"]).as_deref(),
-        Some(
-            "no valid values found in [foo] for karpenter.sh/capacity-type, expected one of: \
-             [on-demand reserved spot], got: [foo]"
-        )
-    );
 }
 
 // --- properties --------------------------------------------------------------------------------
