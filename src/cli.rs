@@ -481,8 +481,6 @@ fn run_lint(args: &LintArgs) -> i32 {
     let failed = fail_on
         .threshold()
         .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
-    // The process exits next: the OS reclaims the model faster than freeing it piecewise.
-    std::mem::forget(outcome);
     i32::from(failed)
 }
 
