@@ -533,9 +533,14 @@ impl Linted {
             rules::check_object(rules, cx, o, &mut self.findings);
         }
         self.digests.extend(cx.digest(o));
-        if plan {
+        if plan
+            && !o.context
+            && let (Some(sim), Some(w)) = (&cx.sim, o.workload())
+            && let Some(spec) = w.pod_spec()
+        {
+            let verdict = sim.schedule(o, spec, w.replica_count(), true); // every fitting type counted
             self.rows
-                .extend(plan::row(cx, o).map(|row| (order(o), row)));
+                .extend(plan::row(o, sim, &verdict).map(|row| (order(o), row)));
         }
         if !self.static_only && !o.context && !cx.cluster.has_static_capacity() {
             self.static_only = (o.workload().and_then(|w| w.pod_spec()))

@@ -3,7 +3,7 @@
 //! not provision for (its own controller, pods pinned to node groups), the static nodes
 //! outside Karpenter described by eksctl `ClusterConfig`s, `Node`s or the config file.
 
-use super::{Context, Rule, template_span};
+use super::{Advice, template_span};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::cluster::{GroupSource, NodeGroup, StaticOnly, static_only};
 use crate::karpenter::pod;
@@ -11,19 +11,22 @@ use crate::karpenter::requirements::{Operator, Requirement, Requirements};
 use crate::karpenter::taints::{self, Effect};
 use crate::model::workload::PodSpec;
 use crate::model::{Kind, Object};
-use crate::quantity::ResourceList;
+use crate::quantity::{Quantity, ResourceList};
+use crate::rules::{Context, Rule};
 use std::collections::BTreeMap;
 
 pub struct ReplicasExceedCapacity;
 
-const ID: &str = "replicas-exceed-capacity";
+pub(super) const ID: &str = "replicas-exceed-capacity";
+
+const LIMITS_LABEL: &str = "more than the NodePool limits allow";
 
 impl Rule for ReplicasExceedCapacity {
     fn id(&self) -> &'static str {
         ID
     }
     fn doc(&self) -> &'static str {
-        include_str!("../../lints/replicas-exceed-capacity.md")
+        include_str!("../../../lints/replicas-exceed-capacity.md")
     }
     fn default_severity(&self) -> Severity {
         Severity::Error
@@ -33,10 +36,31 @@ impl Rule for ReplicasExceedCapacity {
     }
 
     fn check(&self, obj: &Object, cx: &Context, out: &mut Vec<Finding>) {
-        out.extend(cx.pending_finding(ID, obj, |_| {
-            "more than the NodePool limits allow".to_string()
-        }));
+        out.extend(super::pending_finding(cx, ID, obj));
         out.extend(static_capacity_finding(obj, cx));
+    }
+}
+
+/// Every instance type that fits the pod has more capacity than NodePool `nodepool`'s
+/// limits: Karpenter never launches such a type.
+pub(super) fn all_types_exceed_limits(nodepool: &str) -> Advice {
+    Advice {
+        label: LIMITS_LABEL,
+        help: format!(
+            "every instance type that fits the pod has more capacity than NodePool \"{nodepool}\"'s `limits` allow; raise the limits"
+        ),
+    }
+}
+
+/// The replicas together request `demand` of `resource`, more than NodePool `nodepool`'s
+/// limit on it.
+pub(super) fn replicas_exceed_limit(resource: &str, demand: Quantity, nodepool: &str) -> Advice {
+    Advice {
+        label: LIMITS_LABEL,
+        help: format!(
+            "raise NodePool \"{nodepool}\"'s `limits.{resource}` to at least {} (more with DaemonSets and other workloads), or lower the replicas",
+            demand.display_for(resource)
+        ),
     }
 }
 
