@@ -652,3 +652,6 @@ fn placement(i: usize, fitting: &[PoolType]) -> Placement {
         smallest,
     }
 }
+
+#[cfg(test)]
+mod tests;
