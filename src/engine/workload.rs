@@ -14,6 +14,7 @@ use super::sources::{self, ParsedFile};
 use super::{LintOptions, ReadError};
 use crate::facts::WorkloadFacts;
 use crate::karpenter::cluster;
+use crate::karpenter::sim::Simulator;
 use crate::model::Object;
 use crate::parse::Part;
 use crate::progress::Progress;
@@ -47,10 +48,9 @@ impl Checked {
         }
         self.facts
             .extend(WorkloadFacts::of(o, placed.verdict(), cx.index));
-        // The lint's verdicts stop at the first fitting type; the plan counts them all.
         if plan && let (Some(sim), Some(_)) = (&cx.sim, placed.verdict()) {
             self.rows
-                .extend(plan::row(o, sim).map(|row| (crate::facts::order(o), row)));
+                .extend(plan_row(o, sim).map(|row| (crate::facts::order(o), row)));
         }
         if !self.static_only && !o.context && !cx.cluster.has_static_capacity() {
             self.static_only = (o.workload().and_then(|w| w.pod_spec()))
@@ -65,6 +65,14 @@ impl Checked {
         self.static_only |= other.static_only;
         self
     }
+}
+
+/// The `karplint plan` row of a judged workload. The lint's verdict stops at the first
+/// fitting instance type; the plan counts them all, so it asks the simulator again.
+fn plan_row(o: &Object, sim: &Simulator) -> Option<plan::PlanRow> {
+    let w = o.workload()?;
+    let verdict = sim.schedule(o, w.pod_spec()?, w.replica_count(), true);
+    plan::row(o, sim, &verdict)
 }
 
 /// Checks `objects` in parallel.

@@ -3,13 +3,14 @@
 //! NodePools are tried in weight order through the stages of SPEC §3.3 — taints,
 //! requirements, instance types (requirements ∩ type labels, requests + DaemonSet overhead
 //! ≤ allocatable), limits — for each requirement attempt of the pod's relaxation (§3.4).
-//! When no pool takes the pod, the verdict keeps every pool's failure, ordered so the
-//! closest pool (the one that got furthest, then by weight and name) comes first. Rules turn
-//! verdicts into findings; this module only decides.
+//! Each stage is one function below, in that order. When no pool takes the pod, the verdict
+//! keeps every pool's [`Failure`], ordered so the closest pool (the one that got furthest,
+//! then by weight and name) comes first. A failure is data plus Karpenter's own wording of
+//! it; rules decide what to advise, and this module knows nothing of them.
 
 use super::catalog::Catalog;
 use super::pod::{self, Attempt, Ignored, Requests};
-use super::pool::Pool;
+use super::pool::{Pool, PoolType};
 use super::requirements::{IncompatibleError, Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
 use crate::index::Index;
@@ -28,36 +29,140 @@ pub enum Stage {
     Limits,
 }
 
-impl Stage {
-    /// The rule that reports a failure at this stage.
-    pub fn rule(self) -> &'static str {
-        match self {
-            Stage::Taints => "untolerated-taint",
-            Stage::Requirements => "incompatible-requirements",
-            Stage::InstanceTypes => "no-instance-type-fits",
-            Stage::Limits => "replicas-exceed-capacity",
-        }
-    }
-}
-
 /// Why one NodePool cannot take the pod.
 #[derive(Debug, Clone)]
 pub struct PoolFailure {
     /// Index into [`Simulator::pools`].
     pub pool: usize,
-    pub stage: Stage,
-    /// Karpenter's own words for the failure.
-    pub reason: String,
-    /// The same, without the requirement and resource dumps, for a headline.
-    pub short: String,
+    pub failure: Failure,
     /// The NodePool field involved (a taint, a requirement, a limit), or its name.
     pub pool_span: Span,
     /// The pod field to change, when one can be named.
     pub pod_span: Option<Span>,
-    pub help: String,
-    /// For a taint failure: the pool would take the pod if it tolerated its taints. Only
-    /// then is the toleration worth suggesting beside another pool's failure.
-    pub fits_if_tolerated: bool,
+}
+
+/// What a NodePool's stage found, one variant per way Karpenter rejects a pod.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// [`Stage::Taints`]: the pool has a taint the pod does not tolerate.
+    Taint {
+        taint: Taint,
+        /// The pool would take the pod if the pod tolerated its taints: only then is the
+        /// pool a likely intended home beside another pool's failure.
+        fits_if_tolerated: bool,
+    },
+    /// [`Stage::Requirements`]: the pod's requirements are incompatible with the pool's.
+    Requirements(IncompatibleError),
+    /// [`Stage::InstanceTypes`]: no instance type the pool allows has labels that meet the
+    /// pod's requirements.
+    NoTypeMeetsRequirements {
+        /// The pool's requirements with the pod's added.
+        requirements: Requirements,
+    },
+    /// [`Stage::InstanceTypes`]: types meet the requirements, but none has the allocatable
+    /// for the requests plus the DaemonSet overhead.
+    NotEnoughResources {
+        /// The pool's requirements with the pod's added.
+        requirements: Requirements,
+        /// The pod's requests, as Karpenter prints them.
+        requests: ResourceList,
+        largest: LargestType,
+    },
+    /// [`Stage::Limits`]: every type that fits the pod has more capacity than a limit.
+    AllTypesExceedLimits,
+    /// [`Stage::Limits`]: the replicas together request more of `resource` than the limit.
+    ReplicasExceedLimit {
+        resource: String,
+        replicas: i64,
+        demand: Quantity,
+        limit: Quantity,
+    },
+}
+
+/// The largest instance type (by allocatable cpu, then memory) that met the requirements
+/// but not the requests, and the resource it lacks.
+#[derive(Debug, Clone)]
+pub struct LargestType {
+    pub name: String,
+    /// The first resource short on it other than `pods` (or `pods`); empty when none is
+    /// named.
+    pub resource: String,
+    /// The type's allocatable `resource`.
+    pub allocatable: Quantity,
+    /// What the pool's DaemonSets request of `resource` on that type.
+    pub daemonset_overhead: Quantity,
+}
+
+impl Failure {
+    pub fn stage(&self) -> Stage {
+        match self {
+            Failure::Taint { .. } => Stage::Taints,
+            Failure::Requirements(_) => Stage::Requirements,
+            Failure::NoTypeMeetsRequirements { .. } | Failure::NotEnoughResources { .. } => {
+                Stage::InstanceTypes
+            }
+            Failure::AllTypesExceedLimits | Failure::ReplicasExceedLimit { .. } => Stage::Limits,
+        }
+    }
+
+    /// Karpenter's own words for the failure of NodePool `nodepool` (SPEC §3.3), so users
+    /// can search them; a limit the replicas exceed adds the numbers Karpenter leaves out.
+    pub fn karpenter_message(&self, nodepool: &str) -> String {
+        match self {
+            Failure::Taint { taint, .. } => taints::untolerated_taint_message(taint),
+            Failure::Requirements(e) => e.karpenter_message(),
+            Failure::NoTypeMeetsRequirements { requirements } => {
+                format!("no instance type met all requirements, requirements={requirements}")
+            }
+            Failure::NotEnoughResources {
+                requirements,
+                requests,
+                ..
+            } => {
+                let mut message = format!(
+                    "no instance type has enough resources, requirements={requirements}, resources={}",
+                    requests.to_json_string()
+                );
+                if requests
+                    .get("cpu")
+                    .is_some_and(|c| c >= Quantity::from_units(1_000_000))
+                {
+                    message.push_str(" (CPU request >= 1 Million, m vs M typo?)");
+                }
+                message
+            }
+            Failure::AllTypesExceedLimits => limits_message(nodepool),
+            Failure::ReplicasExceedLimit {
+                resource,
+                replicas,
+                demand,
+                limit,
+            } => format!(
+                "{}: {replicas} replicas request {} {resource}, the limit is {}",
+                limits_message(nodepool),
+                demand.display_for(resource),
+                limit.display_for(resource)
+            ),
+        }
+    }
+
+    /// [`Failure::karpenter_message`] without the requirement and resource dumps, for a
+    /// headline.
+    pub fn headline(&self, nodepool: &str) -> String {
+        match self {
+            Failure::NoTypeMeetsRequirements { .. } => {
+                "no instance type met all requirements".to_string()
+            }
+            Failure::NotEnoughResources { .. } => {
+                "no instance type has enough resources".to_string()
+            }
+            _ => self.karpenter_message(nodepool),
+        }
+    }
+}
+
+fn limits_message(nodepool: &str) -> String {
+    format!("all available instance types exceed limits for nodepool (NodePool={nodepool})")
 }
 
 /// Where a pod lands.
@@ -115,14 +220,14 @@ struct DaemonSetPod<'a> {
 }
 
 /// Resources the catalog knows; any other extended resource has capacity 0 (§6.2).
-fn known_resource(name: &str) -> bool {
+pub fn known_resource(name: &str) -> bool {
     matches!(name, "cpu" | "memory" | "pods" | "ephemeral-storage")
         || super::catalog::EXTENDED_RESOURCES.contains(&name)
         || name == super::catalog::RESOURCE_PRIVATE_IPV4
 }
 
 /// A type whose capacity exceeds any of the pool's limits is never launched (§6.5).
-fn within_limits(pool: &Pool, t: &super::pool::PoolType) -> bool {
+fn within_limits(pool: &Pool, t: &PoolType) -> bool {
     pool.limits
         .iter()
         .all(|(k, lim)| t.it.capacity.get(k).is_none_or(|c| c <= lim))
@@ -255,19 +360,17 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .map(|s| obj.span(s));
         let mut last = Vec::new();
         for attempt in &attempts {
+            let pod = PodData {
+                obj,
+                attempt,
+                tolerations: &tolerations,
+                tolerations_span,
+                requests: &requests,
+                replicas,
+            };
             let mut failures = Vec::new();
-            for (i, pool) in self.pools.iter().enumerate() {
-                match self.try_pool(
-                    i,
-                    pool,
-                    obj,
-                    attempt,
-                    &tolerations,
-                    tolerations_span,
-                    &requests,
-                    replicas,
-                    exhaustive,
-                ) {
+            for i in 0..self.pools.len() {
+                match self.try_pool(i, &pod, exhaustive) {
                     Ok(p) => return Verdict::Schedules(p),
                     Err(f) => failures.push(*f),
                 }
@@ -275,134 +378,95 @@ impl<'a, 'c> Simulator<'a, 'c> {
             last = failures;
         }
         last.sort_by(|a, b| {
-            b.stage
-                .cmp(&a.stage)
+            b.failure
+                .stage()
+                .cmp(&a.failure.stage())
                 .then_with(|| self.pools[b.pool].weight.cmp(&self.pools[a.pool].weight))
                 .then_with(|| self.pools[a.pool].name.cmp(&self.pools[b.pool].name))
         });
         Verdict::Pending(last)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Pool `i` against one requirement attempt of the pod, stage by stage in the order
+    /// Karpenter's `NodeClaim.Add` checks them.
     fn try_pool(
         &self,
         i: usize,
-        pool: &Pool,
-        obj: &Object,
-        attempt: &Attempt,
-        tolerations: &[Toleration],
-        tolerations_span: Option<Span>,
-        requests: &Requests,
-        replicas: i64,
+        pod: &PodData,
         exhaustive: bool,
     ) -> Result<Placement, Box<PoolFailure>> {
-        let fail = |stage, reason: String, pool_span, pod_span, help: String| {
-            Box::new(PoolFailure {
-                pool: i,
-                stage,
-                short: reason
-                    .split(", requirements=")
-                    .next()
-                    .unwrap_or(&reason)
-                    .to_string(),
-                reason,
-                pool_span,
-                pod_span,
-                help,
-                fits_if_tolerated: false,
-            })
+        self.taints(i, pod)?;
+        self.requirements(i, pod)?;
+        let fitting = self.instance_types(i, pod, exhaustive)?;
+        self.limits(i, pod, &fitting)?;
+        Ok(placement(i, &fitting))
+    }
+
+    /// Stage 1, taints: the pod must tolerate every taint of the pool that is not
+    /// `PreferNoSchedule`.
+    fn taints(&self, i: usize, pod: &PodData) -> Result<(), Box<PoolFailure>> {
+        let pool = &self.pools[i];
+        let Some(t) = tolerates_all(pod.tolerations, &pool.taints) else {
+            return Ok(());
         };
-        // 1. Taints.
-        if let Some(t) = tolerates_all(tolerations, &pool.taints) {
-            let (taint, span) = &pool.taints[t];
-            let suggestion = taints::toleration_yaml(&taints::suggested_toleration(taint), 2);
-            let suggestion = suggestion.trim_end();
-            let tolerate_all = [Toleration {
-                key: String::new(),
-                operator: taints::TolerationOperator::Exists,
-                value: String::new(),
-                effect: None,
-            }];
-            let fits_if_tolerated = self
-                .try_pool(
-                    i,
-                    pool,
-                    obj,
-                    attempt,
-                    &tolerate_all,
-                    None,
-                    requests,
-                    replicas,
-                    false,
-                )
-                .is_ok();
-            let mut f = fail(
-                Stage::Taints,
-                taints::untolerated_taint_message(taint),
-                *span,
-                tolerations_span,
-                format!(
-                    "if this pod should run on NodePool \"{}\", add this toleration to the pod spec's `tolerations`:\n{suggestion}",
-                    pool.name
-                ),
-            );
-            f.fits_if_tolerated = fits_if_tolerated;
-            return Err(f);
-        }
-        // 2. Requirements.
-        if let Err(e) = pool
+        let (taint, span) = &pool.taints[t];
+        let tolerate_all = [Toleration {
+            key: String::new(),
+            operator: taints::TolerationOperator::Exists,
+            value: String::new(),
+            effect: None,
+        }];
+        let tolerating = PodData {
+            tolerations: &tolerate_all,
+            tolerations_span: None,
+            ..*pod
+        };
+        let fits_if_tolerated = self.try_pool(i, &tolerating, false).is_ok();
+        let failure = Failure::Taint {
+            taint: taint.clone(),
+            fits_if_tolerated,
+        };
+        Err(PoolFailure::new(i, failure, *span, pod.tolerations_span))
+    }
+
+    /// Stage 2, requirements: the pod's requirements must be compatible with the pool's.
+    fn requirements(&self, i: usize, pod: &PodData) -> Result<(), Box<PoolFailure>> {
+        let pool = &self.pools[i];
+        let attempt = pod.attempt;
+        let Err(e) = pool
             .requirements
             .compatible_with(&attempt.requirements, pool.flavor)
-        {
-            let key = e.key().to_string();
-            let pod_span = attempt.spans.get(&key).copied();
-            let pool_span = pool.requirement_span(&key);
-            let help = match &e {
-                IncompatibleError::UndefinedLabel { .. } => format!(
-                    "no NodePool defines label \"{key}\", so Karpenter cannot launch a node that has it: remove the selector (managed node group labels such as `eks.amazonaws.com/nodegroup` do not exist on Karpenter nodes), or add `{{key: {key}, operator: Exists}}` to NodePool \"{}\"'s requirements; if a node group outside Karpenter carries the label, declare it under `cluster.nodeGroups` in .karplint.yaml",
-                    pool.name
-                ),
-                IncompatibleError::Conflict { node, .. } => format!(
-                    "change the pod's selector for \"{key}\" to a value NodePool \"{}\" allows ({node}), or widen that NodePool's requirement",
-                    pool.name
-                ),
-            };
-            return Err(fail(
-                Stage::Requirements,
-                e.karpenter_message(),
-                pool_span,
-                pod_span,
-                help,
-            ));
-        }
-        // 3. Instance types.
-        let mut reqs = pool.requirements.clone();
-        reqs.add_all(&attempt.requirements);
-        let mut needed = requests.total.clone();
-        let unknown: Vec<String> = needed
-            .iter()
-            .filter(|(k, q)| !known_resource(k) && !q.is_zero())
-            .map(|(k, _)| k.to_string())
-            .collect();
-        if !unknown.is_empty() && self.overlays_present {
-            // A NodeOverlay may provide it: do not judge those resources.
-            for k in &unknown {
-                needed.remove(k);
-            }
-        }
-        if !pool.node_class_known {
-            // Root volume size unknown: ephemeral-storage is not judged.
-            needed.remove("ephemeral-storage");
-        }
-        let mut met_requirements = 0usize;
-        let mut fitting: Vec<super::pool::PoolType> = Vec::new();
-        let mut largest: Option<(super::pool::PoolType, ResourceList)> = None;
-        let pod_reqs = &attempt.requirements;
+        else {
+            return Ok(());
+        };
+        let pool_span = pool.requirement_span(e.key());
+        let pod_span = attempt.spans.get(e.key()).copied();
+        Err(PoolFailure::new(
+            i,
+            Failure::Requirements(e),
+            pool_span,
+            pod_span,
+        ))
+    }
+
+    /// Stage 3, instance types: the types whose labels meet the pod's requirements and whose
+    /// allocatable holds its requests plus the DaemonSet overhead. Without `exhaustive`,
+    /// the first that also fits within the pool's limits ends the search.
+    fn instance_types<'p>(
+        &'p self,
+        i: usize,
+        pod: &PodData,
+        exhaustive: bool,
+    ) -> Result<Vec<PoolType<'p, 'c>>, Box<PoolFailure>> {
+        let pool = &self.pools[i];
+        let needed = self.judged_requests(pool, &pod.requests.total);
+        let mut fitting: Vec<PoolType> = Vec::new();
+        let mut largest: Option<(PoolType, ResourceList)> = None;
+        let pod_reqs = &pod.attempt.requirements;
         for t in pool.types() {
             if !pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs) {
                 continue;
             }
-            met_requirements += 1;
             let overhead = self.daemon_overhead(i, t.requirements);
             if fits_with(&needed, &overhead, t.allocatable()) {
                 fitting.push(t);
@@ -426,160 +490,169 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 }
             }
         }
-        let req_text = format!("requirements={reqs}");
-        if met_requirements == 0 {
-            return Err(fail(
-                Stage::InstanceTypes,
-                format!("no instance type met all requirements, {req_text}"),
+        if !fitting.is_empty() {
+            return Ok(fitting);
+        }
+        let mut requirements = pool.requirements.clone();
+        requirements.add_all(pod_reqs);
+        // Every type that met the requirements either fits or competed for `largest`.
+        let Some((t, overhead)) = largest else {
+            return Err(PoolFailure::new(
+                i,
+                Failure::NoTypeMeetsRequirements { requirements },
                 pool.name_span(),
-                attempt.spans.values().next().copied(),
-                format!(
-                    "the pod's node selectors and NodePool \"{}\"'s requirements together rule out every instance type; relax one of them",
-                    pool.name
-                ),
+                pod.attempt.spans.values().next().copied(),
             ));
-        }
-        if fitting.is_empty() {
-            let Some((t, overhead)) = largest else {
-                return Err(fail(
-                    Stage::InstanceTypes,
-                    format!("no instance type has enough resources, {req_text}"),
-                    pool.name_span(),
-                    None,
-                    String::new(),
-                ));
-            };
-            let mut with = needed.clone();
-            with.add(&overhead);
-            let short = with
-                .fits(&t.allocatable().to_list())
-                .err()
-                .unwrap_or_default();
-            let resource = short
-                .iter()
-                .find(|r| *r != "pods")
-                .cloned()
-                .unwrap_or_else(|| short.first().cloned().unwrap_or_default());
-            let pod_span = requests.spans.get(&resource).copied();
-            let mut reason = format!(
-                "no instance type has enough resources, {req_text}, resources={}",
-                requests.total.to_json_string()
-            );
-            if requests
-                .total
-                .get("cpu")
-                .is_some_and(|c| c >= Quantity::from_units(1_000_000))
-            {
-                reason.push_str(" (CPU request >= 1 Million, m vs M typo?)");
-            }
-            let alloc = t.allocatable().get_or_zero(&resource);
-            let daemon = overhead.get_or_zero(&resource);
-            let help = if !known_resource(&resource) {
-                format!(
-                    "no EC2 instance type offers `{resource}`: Karpenter sees its capacity as 0; install the device plugin and describe it with a NodeOverlay, or remove the request"
-                )
-            } else if alloc.is_zero() {
-                format!(
-                    "no instance type NodePool \"{}\" allows offers `{resource}`; add a NodePool whose requirements allow types that have it (e.g. a GPU family for nvidia.com/gpu)",
-                    pool.name
-                )
-            } else {
-                format!(
-                    "the largest instance type NodePool \"{}\" allows is {} with {} {resource} allocatable{}; lower the request or allow larger instance types",
-                    pool.name,
-                    t.it.name,
-                    alloc.display_for(&resource),
-                    if daemon.is_zero() {
-                        String::new()
-                    } else {
-                        format!(" (DaemonSets take {} of it)", daemon.display_for(&resource))
-                    }
-                )
-            };
-            return Err(fail(
-                Stage::InstanceTypes,
-                reason,
-                pool.name_span(),
-                pod_span,
-                help,
-            ));
-        }
-        // 4. Limits: a type whose capacity exceeds a limit is never launched, and all
-        // replicas together need at least their requests in capacity.
-        if !pool.limits.is_empty() {
-            let within: Vec<_> = fitting.iter().filter(|t| within_limits(pool, t)).collect();
-            let limit_msg = format!(
-                "all available instance types exceed limits for nodepool (NodePool={})",
-                pool.name
-            );
-            if within.is_empty() {
-                let (k, _) = pool.limits.iter().next().unwrap_or(("cpu", Quantity::ZERO));
-                return Err(fail(
-                    Stage::Limits,
-                    limit_msg,
-                    pool.limit_spans
-                        .get(k)
-                        .copied()
-                        .unwrap_or_else(|| pool.name_span()),
-                    None,
-                    format!(
-                        "every instance type that fits the pod has more capacity than NodePool \"{}\"'s `limits` allow; raise the limits",
-                        pool.name
-                    ),
-                ));
-            }
-            for (k, lim) in pool.limits.iter() {
-                let Some(per_pod) = requests.total.get(k) else {
-                    continue;
-                };
-                let demand = Quantity::from_millis(
-                    per_pod
-                        .as_millis()
-                        .saturating_mul(i128::from(replicas.max(0))),
-                );
-                if demand > lim {
-                    return Err(fail(
-                        Stage::Limits,
-                        format!(
-                            "{limit_msg}: {replicas} replicas request {} {k}, the limit is {}",
-                            demand.display_for(k),
-                            lim.display_for(k)
-                        ),
-                        pool.limit_spans
-                            .get(k)
-                            .copied()
-                            .unwrap_or_else(|| pool.name_span()),
-                        obj.workload()
-                            .and_then(|w| w.replicas.as_ref())
-                            .map(|r| obj.span(r)),
-                        format!(
-                            "raise NodePool \"{}\"'s `limits.{k}` to at least {} (more with DaemonSets and other workloads), or lower the replicas",
-                            pool.name,
-                            demand.display_for(k)
-                        ),
-                    ));
-                }
-            }
-        }
-        let size = |t: &&super::pool::PoolType| {
-            (
-                t.it.capacity.get_or_zero("memory"),
-                t.it.capacity.get_or_zero("cpu"),
-            )
         };
-        let smallest = fitting
-            .iter()
-            .min_by(|a, b| {
-                size(a)
-                    .cmp(&size(b))
-                    .then_with(|| a.it.name.cmp(&b.it.name))
-            })
-            .map(|t| t.it.name.as_str().into())
+        let mut with = needed;
+        with.add(&overhead);
+        let short = with
+            .fits(&t.allocatable().to_list())
+            .err()
             .unwrap_or_default();
-        Ok(Placement {
-            pool: i,
-            fitting_types: fitting.len(),
-            smallest,
+        let resource = short
+            .iter()
+            .find(|r| *r != "pods")
+            .cloned()
+            .unwrap_or_else(|| short.first().cloned().unwrap_or_default());
+        let pod_span = pod.requests.spans.get(&resource).copied();
+        let largest = LargestType {
+            name: t.it.name.clone(),
+            allocatable: t.allocatable().get_or_zero(&resource),
+            daemonset_overhead: overhead.get_or_zero(&resource),
+            resource,
+        };
+        let failure = Failure::NotEnoughResources {
+            requirements,
+            requests: pod.requests.total.clone(),
+            largest,
+        };
+        Err(PoolFailure::new(i, failure, pool.name_span(), pod_span))
+    }
+
+    /// The requests the instance-type stage judges: without extended resources a
+    /// NodeOverlay may provide, and without ephemeral-storage when the root volume size is
+    /// unknown.
+    fn judged_requests(&self, pool: &Pool, total: &ResourceList) -> ResourceList {
+        let mut needed = total.clone();
+        let unknown: Vec<String> = needed
+            .iter()
+            .filter(|(k, q)| !known_resource(k) && !q.is_zero())
+            .map(|(k, _)| k.to_string())
+            .collect();
+        if !unknown.is_empty() && self.overlays_present {
+            // A NodeOverlay may provide it: do not judge those resources.
+            for k in &unknown {
+                needed.remove(k);
+            }
+        }
+        if !pool.node_class_known {
+            // Root volume size unknown: ephemeral-storage is not judged.
+            needed.remove("ephemeral-storage");
+        }
+        needed
+    }
+
+    /// Stage 4, limits: a type whose capacity exceeds a limit is never launched, and all
+    /// replicas together need at least their requests in capacity.
+    fn limits(
+        &self,
+        i: usize,
+        pod: &PodData,
+        fitting: &[PoolType],
+    ) -> Result<(), Box<PoolFailure>> {
+        let pool = &self.pools[i];
+        if pool.limits.is_empty() {
+            return Ok(());
+        }
+        let limit_span = |k: &str| {
+            pool.limit_spans
+                .get(k)
+                .copied()
+                .unwrap_or_else(|| pool.name_span())
+        };
+        if !fitting.iter().any(|t| within_limits(pool, t)) {
+            let (k, _) = pool.limits.iter().next().unwrap_or(("cpu", Quantity::ZERO));
+            return Err(PoolFailure::new(
+                i,
+                Failure::AllTypesExceedLimits,
+                limit_span(k),
+                None,
+            ));
+        }
+        for (k, limit) in pool.limits.iter() {
+            let Some(per_pod) = pod.requests.total.get(k) else {
+                continue;
+            };
+            let demand = Quantity::from_millis(
+                per_pod
+                    .as_millis()
+                    .saturating_mul(i128::from(pod.replicas.max(0))),
+            );
+            if demand > limit {
+                let replicas_span = (pod.obj.workload())
+                    .and_then(|w| w.replicas.as_ref())
+                    .map(|r| pod.obj.span(r));
+                let failure = Failure::ReplicasExceedLimit {
+                    resource: k.to_string(),
+                    replicas: pod.replicas,
+                    demand,
+                    limit,
+                };
+                return Err(PoolFailure::new(i, failure, limit_span(k), replicas_span));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The pod template as every stage reads it, for one requirement attempt (Karpenter's
+/// `PodData`).
+#[derive(Clone, Copy)]
+struct PodData<'p> {
+    obj: &'p Object,
+    attempt: &'p Attempt,
+    tolerations: &'p [Toleration],
+    /// The pod's first toleration, where a missing one would go.
+    tolerations_span: Option<Span>,
+    requests: &'p Requests,
+    replicas: i64,
+}
+
+impl PoolFailure {
+    fn new(pool: usize, failure: Failure, pool_span: Span, pod_span: Option<Span>) -> Box<Self> {
+        Box::new(PoolFailure {
+            pool,
+            failure,
+            pool_span,
+            pod_span,
         })
     }
 }
+
+/// Pool `i` takes the pod: how many types fit, and the smallest by memory, then cpu.
+fn placement(i: usize, fitting: &[PoolType]) -> Placement {
+    let size = |t: &&PoolType| {
+        (
+            t.it.capacity.get_or_zero("memory"),
+            t.it.capacity.get_or_zero("cpu"),
+        )
+    };
+    let smallest = fitting
+        .iter()
+        .min_by(|a, b| {
+            size(a)
+                .cmp(&size(b))
+                .then_with(|| a.it.name.cmp(&b.it.name))
+        })
+        .map(|t| t.it.name.as_str().into())
+        .unwrap_or_default();
+    Placement {
+        pool: i,
+        fitting_types: fitting.len(),
+        smallest,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -4,8 +4,8 @@
 
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
-use crate::karpenter::sim::Simulator;
-use crate::karpenter::sim::Verdict;
+use crate::karpenter::sim::{Simulator, Verdict};
+use crate::model::Object;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -23,12 +23,12 @@ pub struct PlanRow {
     pub reason: Option<String>,
 }
 
-/// The row of a linted workload that the simulator judged.
-pub fn row(o: &crate::model::Object, sim: &Simulator) -> Option<PlanRow> {
+/// The row of workload `o`, from the simulator's `verdict` on its pod template. The plan
+/// counts every fitting type, so the verdict is the exhaustive one
+/// ([`Simulator::schedule`] with `exhaustive`), not the one the rules read.
+pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
     let w = o.workload()?;
     let spec = w.pod_spec()?;
-    // The lint's verdicts stop at the first fitting type; the plan counts them all.
-    let verdict = &sim.schedule(o, spec, w.replica_count(), true);
     let req = crate::karpenter::pod::requests(o, spec).total;
     let mut row = PlanRow {
         object: ObjectRef::of(o),
@@ -67,9 +67,10 @@ pub fn row(o: &crate::model::Object, sim: &Simulator) -> Option<PlanRow> {
         }
         Verdict::Pending(f) => {
             row.outcome = "pending";
-            row.reason = f
-                .first()
-                .map(|f| format!("NodePool \"{}\": {}", sim.pools[f.pool].name, f.short));
+            row.reason = f.first().map(|f| {
+                let nodepool = &sim.pools[f.pool].name;
+                format!("NodePool \"{nodepool}\": {}", f.failure.headline(nodepool))
+            });
         }
     }
     Some(row)

@@ -9,21 +9,18 @@
 mod consolidation_blocked;
 mod deprecated_karpenter_api;
 mod in_tree_storage_plugin;
-mod incompatible_requirements;
 mod karpenter_label_on_static_node;
 mod missing_csi_startup_taint;
 mod missing_device_plugin;
 mod missing_limit_range;
 mod missing_resource_requests;
-mod no_instance_type_fits;
 mod pvc_workload_not_spread;
-mod replicas_exceed_capacity;
 mod restricted_label_selector;
+mod scheduling;
 mod startup_taint_without_agent;
 mod subnet_ip_exhaustion;
 mod unsatisfiable_pod_affinity;
 mod unsatisfiable_topology_spread;
-mod untolerated_taint;
 mod volume_zone_conflict;
 mod windows_os_mismatch;
 
@@ -268,84 +265,6 @@ impl<'a, 'c> Context<'a, 'c> {
             catalog,
         }
     }
-
-    /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the
-    /// pod: its labels meet the pod's requirements and the pod tolerates its taints. Such a
-    /// pod is not Pending even when no NodePool takes it.
-    fn static_capacity_takes(&self, obj: &Object) -> bool {
-        let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
-            return false;
-        };
-        let Ok(attempts) = crate::karpenter::pod::attempts(obj, spec) else {
-            return false;
-        };
-        let tolerations = crate::karpenter::pod::tolerations(spec);
-        self.cluster.node_groups.iter().any(|g| {
-            g.taints.iter().all(|t| {
-                t.effect == crate::karpenter::taints::Effect::PreferNoSchedule
-                    || crate::karpenter::taints::is_tolerated(&tolerations, t)
-            }) && attempts
-                .iter()
-                .any(|a| g.matches(&a.requirements, self.catalog))
-        })
-    }
-
-    /// The finding for a pod template no NodePool takes, when the closest pool failed at
-    /// the stage of `rule`: primary label on the pod field to change, every pool's reason as
-    /// a related note.
-    pub fn pending_finding(
-        &self,
-        rule: &'static str,
-        o: &Placed,
-        label: impl Fn(&str) -> String,
-    ) -> Option<Finding> {
-        let obj = o.obj;
-        let (Some(sim), Some(Verdict::Pending(failures))) = (&self.sim, o.verdict()) else {
-            return None;
-        };
-        let first = failures.first()?;
-        if first.stage.rule() != rule || self.static_capacity_takes(obj) {
-            return None;
-        }
-        let pool = &sim.pools[first.pool];
-        let span = first.pod_span.unwrap_or_else(|| template_span(obj));
-        let message = format!(
-            "no NodePool can schedule this pod: NodePool \"{}\": {}",
-            pool.name, first.short
-        );
-        let mut help = first.help.clone();
-        // A tainted pool that got no further is often the intended one (a GPU pool).
-        if let Some(t) = failures.iter().skip(1).find(|f| {
-            f.stage == crate::karpenter::sim::Stage::Taints
-                && first.stage != f.stage
-                && f.fits_if_tolerated
-        }) {
-            help.push_str(&format!("; or, {}", t.help));
-        }
-        let mut f = Finding::new(rule, Severity::Error, obj, span, message)
-            .label(label(&first.reason))
-            .help(help);
-        for fl in failures {
-            let p = &sim.pools[fl.pool];
-            f = f.related(
-                p.obj,
-                fl.pool_span,
-                format!(
-                    "NodePool \"{}\" (weight {}): {}",
-                    p.name, p.weight, fl.reason
-                ),
-            );
-        }
-        Some(f)
-    }
-}
-
-/// Where a workload's pod template starts (its `spec:`), or the object name.
-pub(crate) fn template_span(obj: &Object) -> crate::model::Span {
-    obj.workload()
-        .and_then(|w| w.template.spec.as_ref())
-        .map(|s| obj.span(s))
-        .unwrap_or_else(|| obj.name_span())
 }
 
 /// Every rule, in id order. `parse-error` and `unused-suppression` are produced by the
@@ -355,21 +274,21 @@ pub fn registry() -> &'static [&'static dyn Rule] {
         &consolidation_blocked::ConsolidationBlocked,
         &deprecated_karpenter_api::DeprecatedKarpenterApi,
         &in_tree_storage_plugin::InTreeStoragePlugin,
-        &incompatible_requirements::IncompatibleRequirements,
+        &scheduling::IncompatibleRequirements,
         &karpenter_label_on_static_node::KarpenterLabelOnStaticNode,
         &missing_csi_startup_taint::MissingCsiStartupTaint,
         &missing_device_plugin::MissingDevicePlugin,
         &missing_limit_range::MissingLimitRange,
         &missing_resource_requests::MissingResourceRequests,
-        &no_instance_type_fits::NoInstanceTypeFits,
+        &scheduling::NoInstanceTypeFits,
         &pvc_workload_not_spread::PvcWorkloadNotSpread,
-        &replicas_exceed_capacity::ReplicasExceedCapacity,
+        &scheduling::ReplicasExceedCapacity,
         &restricted_label_selector::RestrictedLabelSelector,
         &startup_taint_without_agent::StartupTaintWithoutAgent,
         &subnet_ip_exhaustion::SubnetIpExhaustion,
         &unsatisfiable_pod_affinity::UnsatisfiablePodAffinity,
         &unsatisfiable_topology_spread::UnsatisfiableTopologySpread,
-        &untolerated_taint::UntoleratedTaint,
+        &scheduling::UntoleratedTaint,
         &volume_zone_conflict::VolumeZoneConflict,
         &windows_os_mismatch::WindowsOsMismatch,
     ]

@@ -3,15 +3,17 @@
 //! not provision for (its own controller, pods pinned to node groups), the static nodes
 //! outside Karpenter described by eksctl `ClusterConfig`s, `Node`s or the config file.
 
-use super::{Context, Findings, Placed, Rule, declare_rule, template_span};
-use crate::diagnostic::{Finding, Severity};
+use super::{Advice, template_span};
+use crate::diagnostic::Finding;
+use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::{GroupSource, NodeGroup, StaticOnly, static_only};
 use crate::karpenter::pod;
 use crate::karpenter::requirements::{Operator, Requirement, Requirements};
-use crate::karpenter::taints::{self, Effect};
+use crate::karpenter::taints::{self, Effect, Toleration};
 use crate::model::workload::PodSpec;
 use crate::model::{Kind, Object};
-use crate::quantity::ResourceList;
+use crate::quantity::{Quantity, ResourceList};
+use crate::rules::{Context, Findings, Placed, Rule, declare_rule};
 use std::collections::BTreeMap;
 
 declare_rule!(
@@ -21,13 +23,35 @@ declare_rule!(
     "replicas need more than the NodePool limits or the static node groups outside Karpenter allow"
 );
 
+const LIMITS_LABEL: &str = "more than the NodePool limits allow";
+
 impl Rule for ReplicasExceedCapacity {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
-        let obj = o.obj;
-        out.extend(cx.pending_finding(META.id, o, |_| {
-            "more than the NodePool limits allow".to_string()
-        }));
-        out.extend(static_capacity_finding(obj, cx));
+        out.extend(super::pending_finding(cx, &META, o));
+        out.extend(static_capacity_finding(o.obj, cx));
+    }
+}
+
+/// Every instance type that fits the pod has more capacity than NodePool `nodepool`'s
+/// limits: Karpenter never launches such a type.
+pub(super) fn all_types_exceed_limits(nodepool: &str) -> Advice {
+    Advice {
+        label: LIMITS_LABEL,
+        help: format!(
+            "every instance type that fits the pod has more capacity than NodePool \"{nodepool}\"'s `limits` allow; raise the limits"
+        ),
+    }
+}
+
+/// The replicas together request `demand` of `resource`, more than NodePool `nodepool`'s
+/// limit on it.
+pub(super) fn replicas_exceed_limit(resource: &str, demand: Quantity, nodepool: &str) -> Advice {
+    Advice {
+        label: LIMITS_LABEL,
+        help: format!(
+            "raise NodePool \"{nodepool}\"'s `limits.{resource}` to at least {} (more with DaemonSets and other workloads), or lower the replicas",
+            demand.display_for(resource)
+        ),
     }
 }
 
@@ -122,6 +146,8 @@ enum Reason {
     Insufficient(String),
 }
 
+/// The finding for replicas of a pod only static nodes may run (see
+/// [`static_only`]) that need more than those nodes hold.
 fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
     let w = obj.workload()?;
     if matches!(obj.kind, Kind::Job | Kind::CronJob) {
@@ -147,51 +173,19 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
     let tolerations = pod::tolerations(spec);
     let requests = pod::requests(obj, spec).total;
     let anti = one_per_node(obj, spec);
-
-    // Per group: pods it can hold, or why it holds none beyond what it holds.
-    let mut capacity: i128 = 0;
-    let mut nodes: i128 = 0;
-    let mut reasons: BTreeMap<String, i128> = BTreeMap::new();
-    let mut eligible: Vec<(&NodeGroup, i128)> = Vec::new();
-    for g in &facts.node_groups {
-        let count = i128::from(g.count.max(0));
-        nodes += count;
-        let reason = if !reqs.iter().any(|r| g.matches(r, cx.catalog)) {
-            Some(Reason::Selector)
-        } else if let Some(t) = g.taints.iter().find(|t| {
-            t.effect != Effect::PreferNoSchedule && !taints::is_tolerated(&tolerations, t)
-        }) {
-            Some(Reason::Taint(if t.value.is_empty() {
-                format!("{{{}: }}", t.key)
-            } else {
-                format!("{{{}: {}}}", t.key, t.value)
-            }))
-        } else {
-            let alloc = g.node_allocatable(cx.catalog);
-            let per = match (pods_per_node(alloc.as_ref(), &requests), anti) {
-                // Unknown allocatable without one-per-node: the group's capacity is
-                // unknown, so nothing can be concluded.
-                (None, false) => return None,
-                (None, true) => (1, None),
-                (Some((n, _)), true) if n >= 1 => (1, None),
-                (Some((n, r)), _) => (n, Some(r)),
-            };
-            capacity += per.0 * count;
-            eligible.push((g, per.0));
-            match per.1 {
-                Some(r) => Some(Reason::Insufficient(r)),
-                None => Some(Reason::AntiAffinity),
-            }
-        };
-        let text = match reason {
-            Some(Reason::Selector) => "node(s) didn't match Pod's node affinity/selector".into(),
-            Some(Reason::Taint(t)) => format!("node(s) had untolerated taint {t}"),
-            Some(Reason::AntiAffinity) => "node(s) didn't match pod anti-affinity rules".into(),
-            Some(Reason::Insufficient(r)) => format!("Insufficient {r}"),
-            None => continue,
-        };
-        *reasons.entry(text).or_default() += count;
-    }
+    let Tally {
+        capacity,
+        nodes,
+        reasons,
+        eligible,
+    } = tally(
+        &facts.node_groups,
+        cx.catalog,
+        &reqs,
+        &tolerations,
+        &requests,
+        anti,
+    )?;
     if replicas <= capacity || nodes == 0 {
         return None;
     }
@@ -224,22 +218,7 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
         capacity + 1
     );
     let controller = !matches!(why, StaticOnly::StaticLabel(_));
-    let grow = eligible.iter().find(|(_, per)| *per > 0).map(|(g, per)| {
-        let need = i128::from(g.count.max(0)) + (replicas - capacity + per - 1) / per;
-        match g.source {
-            GroupSource::ManagedNodeGroup | GroupSource::NodeGroup | GroupSource::Config => format!(
-                "raise {}'s size to {need} nodes (eksctl `minSize`/`desiredCapacity: {need}`, or `aws autoscaling update-auto-scaling-group --auto-scaling-group-name <its ASG> --min-size {need} --desired-capacity {need}`)",
-                group_words(g)
-            ),
-            GroupSource::Node => format!(
-                "add nodes outside Karpenter (a managed node group with at least {need} nodes: `aws autoscaling update-auto-scaling-group --auto-scaling-group-name <its ASG> --min-size {need} --desired-capacity {need}`)"
-            ),
-        }
-    });
-    let grow = grow.unwrap_or_else(|| {
-        "add a node group whose nodes match the pod's selectors and tolerations and fit its requests"
-            .to_string()
-    });
+    let grow = grow_help(&eligible, replicas, capacity);
     let help = if controller {
         format!(
             "run one replica: `kubectl scale {} {} -n {} --replicas=1` (or `replicas: 1` in the Helm values; Karpenter elects a leader, so one replica works), or {grow}",
@@ -255,12 +234,114 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
         .as_ref()
         .map(|r| obj.span(r))
         .unwrap_or_else(|| template_span(obj));
-    let mut f = Finding::new(META.id, Severity::Error, obj, span, message)
+    let f = META
+        .finding(obj, span, message)
         .label(format!(
             "{replicas} replicas; static capacity holds {capacity}"
         ))
         .help(help);
-    for g in &facts.node_groups {
+    Some(group_notes(f, cx, &eligible))
+}
+
+/// What the static node groups hold of these pods, group by group.
+struct Tally<'g> {
+    /// Pods all groups together can hold.
+    capacity: i128,
+    /// Nodes in all groups.
+    nodes: i128,
+    /// kube-scheduler's reason for each group's nodes → how many nodes it covers.
+    reasons: BTreeMap<String, i128>,
+    /// The groups the pods may run on, with how many of them one node holds.
+    eligible: Vec<(&'g NodeGroup, i128)>,
+}
+
+/// Per group: the pods it can hold, or why it holds none beyond what it holds. `None` when
+/// a group the pods may run on has an unknown allocatable and nothing can be concluded.
+fn tally<'g>(
+    groups: &'g [NodeGroup],
+    catalog: &Catalog,
+    reqs: &[Requirements],
+    tolerations: &[Toleration],
+    requests: &ResourceList,
+    anti: bool,
+) -> Option<Tally<'g>> {
+    let mut capacity: i128 = 0;
+    let mut nodes: i128 = 0;
+    let mut reasons: BTreeMap<String, i128> = BTreeMap::new();
+    let mut eligible: Vec<(&NodeGroup, i128)> = Vec::new();
+    for g in groups {
+        let count = i128::from(g.count.max(0));
+        nodes += count;
+        let reason =
+            if !reqs.iter().any(|r| g.matches(r, catalog)) {
+                Some(Reason::Selector)
+            } else if let Some(t) = g.taints.iter().find(|t| {
+                t.effect != Effect::PreferNoSchedule && !taints::is_tolerated(tolerations, t)
+            }) {
+                Some(Reason::Taint(if t.value.is_empty() {
+                    format!("{{{}: }}", t.key)
+                } else {
+                    format!("{{{}: {}}}", t.key, t.value)
+                }))
+            } else {
+                let alloc = g.node_allocatable(catalog);
+                let per = match (pods_per_node(alloc.as_ref(), requests), anti) {
+                    // Unknown allocatable without one-per-node: the group's capacity is
+                    // unknown, so nothing can be concluded.
+                    (None, false) => return None,
+                    (None, true) => (1, None),
+                    (Some((n, _)), true) if n >= 1 => (1, None),
+                    (Some((n, r)), _) => (n, Some(r)),
+                };
+                capacity += per.0 * count;
+                eligible.push((g, per.0));
+                match per.1 {
+                    Some(r) => Some(Reason::Insufficient(r)),
+                    None => Some(Reason::AntiAffinity),
+                }
+            };
+        let text = match reason {
+            Some(Reason::Selector) => "node(s) didn't match Pod's node affinity/selector".into(),
+            Some(Reason::Taint(t)) => format!("node(s) had untolerated taint {t}"),
+            Some(Reason::AntiAffinity) => "node(s) didn't match pod anti-affinity rules".into(),
+            Some(Reason::Insufficient(r)) => format!("Insufficient {r}"),
+            None => continue,
+        };
+        *reasons.entry(text).or_default() += count;
+    }
+    Some(Tally {
+        capacity,
+        nodes,
+        reasons,
+        eligible,
+    })
+}
+
+/// How to add the capacity the replicas lack: grow the first group that holds any of them
+/// to the size they need, or add a group.
+fn grow_help(eligible: &[(&NodeGroup, i128)], replicas: i128, capacity: i128) -> String {
+    let grow = eligible.iter().find(|(_, per)| *per > 0).map(|(g, per)| {
+        let need = i128::from(g.count.max(0)) + (replicas - capacity + per - 1) / per;
+        match g.source {
+            GroupSource::ManagedNodeGroup | GroupSource::NodeGroup | GroupSource::Config => format!(
+                "raise {}'s size to {need} nodes (eksctl `minSize`/`desiredCapacity: {need}`, or `aws autoscaling update-auto-scaling-group --auto-scaling-group-name <its ASG> --min-size {need} --desired-capacity {need}`)",
+                group_words(g)
+            ),
+            GroupSource::Node => format!(
+                "add nodes outside Karpenter (a managed node group with at least {need} nodes: `aws autoscaling update-auto-scaling-group --auto-scaling-group-name <its ASG> --min-size {need} --desired-capacity {need}`)"
+            ),
+        }
+    });
+    grow.unwrap_or_else(|| {
+        "add a node group whose nodes match the pod's selectors and tolerations and fit its requests"
+            .to_string()
+    })
+}
+
+/// A related note on each group that has a source object: its nodes, and how many of these
+/// pods they hold.
+fn group_notes(mut f: Finding, cx: &Context, eligible: &[(&NodeGroup, i128)]) -> Finding {
+    for g in &cx.cluster.node_groups {
         let Some(o) = &g.origin else { continue };
         let Some(gobj) = cx.index.objects().get(o.object) else {
             continue;
@@ -288,5 +369,5 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
         };
         f = f.related(gobj, o.count.unwrap_or(o.name), text);
     }
-    Some(f)
+    f
 }

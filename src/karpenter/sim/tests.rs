@@ -1,0 +1,264 @@
+//! Unit tests for the simulator's typed verdicts: one row per way Karpenter's scheduler
+//! rejects a pod on a NodePool (SPEC §3.3), named after the behaviour, checked against the
+//! built-in catalog.
+
+use super::*;
+use crate::karpenter::requirements::IncompatibleError;
+
+const NODE_CLASS: &str =
+    "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}";
+
+/// Manifests for one NodePool `p` and one Deployment `web`. `pool` holds extra fields of
+/// the NodePool's `spec.template.spec`, `limits` its `spec.limits`, `pod` the fields of the
+/// pod spec besides `containers`, all in flow style.
+fn manifests(pool: &str, limits: &str, replicas: i64, requests: &str, pod: &str) -> String {
+    format!(
+        "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: p}}
+spec:
+  limits: {{{limits}}}
+  template:
+    spec: {{{NODE_CLASS}, {pool}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web}}
+spec:
+  replicas: {replicas}
+  template:
+    spec: {{containers: [{{name: app, image: x, resources: {{requests: {{{requests}}}}}}}], {pod}}}
+"
+    )
+}
+
+/// The verdict on the first Deployment of `yaml`.
+fn verdict(yaml: &str) -> Verdict {
+    let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+    let index = Index::new(&objects);
+    let sim = Simulator::new(&index, Catalog::builtin());
+    let obj = index
+        .of_kind(Kind::Deployment)
+        .next()
+        .expect("a Deployment");
+    let w = obj.workload().expect("a workload");
+    let spec = w.pod_spec().expect("a pod spec");
+    sim.schedule(obj, spec, w.replica_count(), false)
+}
+
+/// The failure of the closest pool.
+fn first_failure(yaml: &str) -> Failure {
+    match verdict(yaml) {
+        Verdict::Pending(failures) => {
+            failures
+                .into_iter()
+                .next()
+                .expect("one failure per pool")
+                .failure
+        }
+        other => panic!("expected Pending, got {other:?}"),
+    }
+}
+
+struct Case {
+    /// The Karpenter behaviour the row shows.
+    behaviour: &'static str,
+    pool: &'static str,
+    limits: &'static str,
+    replicas: i64,
+    requests: &'static str,
+    pod: &'static str,
+    expect: fn(&Failure) -> bool,
+}
+
+const SMALL: &str = "cpu: 100m, memory: 128Mi";
+
+#[test]
+fn each_stage_reports_its_typed_failure() {
+    let cases = [
+        Case {
+            behaviour: "a NoSchedule taint the pod does not tolerate rejects the pool",
+            pool: "taints: [{key: dedicated, value: gpu, effect: NoSchedule}]",
+            limits: "",
+            replicas: 1,
+            requests: SMALL,
+            pod: "",
+            expect: |f| {
+                matches!(f, Failure::Taint { taint, fits_if_tolerated: true }
+                    if taint.key == "dedicated" && taint.value == "gpu")
+            },
+        },
+        Case {
+            behaviour: "a taint on a pool that would not fit anyway is not worth tolerating",
+            pool: "taints: [{key: dedicated, effect: NoExecute}], requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [t3]}]",
+            limits: "",
+            replicas: 1,
+            requests: "cpu: 500, memory: 128Mi",
+            pod: "",
+            expect: |f| {
+                matches!(
+                    f,
+                    Failure::Taint {
+                        fits_if_tolerated: false,
+                        ..
+                    }
+                )
+            },
+        },
+        Case {
+            behaviour: "a custom label no NodePool defines is incompatible",
+            pool: "requirements: []",
+            limits: "",
+            replicas: 1,
+            requests: SMALL,
+            pod: "nodeSelector: {example.com/team: a}",
+            expect: |f| {
+                matches!(f, Failure::Requirements(IncompatibleError::UndefinedLabel { key, .. })
+                    if key == "example.com/team")
+            },
+        },
+        Case {
+            behaviour: "a value outside the pool's requirement is incompatible",
+            pool: "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}]",
+            limits: "",
+            replicas: 1,
+            requests: SMALL,
+            pod: "nodeSelector: {karpenter.k8s.aws/instance-family: c5}",
+            expect: |f| {
+                matches!(f, Failure::Requirements(IncompatibleError::Conflict { key, .. })
+                    if key == "karpenter.k8s.aws/instance-family")
+            },
+        },
+        Case {
+            behaviour: "compatible requirements that together rule out every type",
+            pool: "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [c5]}]",
+            limits: "",
+            replicas: 1,
+            requests: SMALL,
+            pod: "nodeSelector: {kubernetes.io/arch: arm64}",
+            expect: |f| matches!(f, Failure::NoTypeMeetsRequirements { .. }),
+        },
+        Case {
+            behaviour: "more cpu than any allowed type has is not enough resources, on cpu",
+            pool: "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [c5]}]",
+            limits: "",
+            replicas: 1,
+            requests: "cpu: 500, memory: 128Mi",
+            pod: "",
+            expect: |f| {
+                matches!(f, Failure::NotEnoughResources { largest, .. }
+                    if largest.resource == "cpu"
+                        && largest.name.starts_with("c5.")
+                        && !largest.allocatable.is_zero())
+            },
+        },
+        Case {
+            behaviour: "an extended resource no EC2 type offers has capacity 0",
+            pool: "requirements: []",
+            limits: "",
+            replicas: 1,
+            requests: "cpu: 100m, example.com/widget: 1",
+            pod: "",
+            expect: |f| {
+                matches!(f, Failure::NotEnoughResources { largest, .. }
+                    if largest.resource == "example.com/widget" && largest.allocatable.is_zero())
+            },
+        },
+        Case {
+            behaviour: "a type whose capacity exceeds a limit is never launched",
+            pool: "requirements: []",
+            limits: "cpu: 500m",
+            replicas: 1,
+            requests: SMALL,
+            pod: "",
+            expect: |f| matches!(f, Failure::AllTypesExceedLimits),
+        },
+        Case {
+            behaviour: "replicas that together request more than a limit stay pending",
+            pool: "requirements: []",
+            limits: "cpu: \"16\"",
+            replicas: 20,
+            requests: "cpu: \"2\", memory: 128Mi",
+            pod: "",
+            expect: |f| {
+                matches!(f, Failure::ReplicasExceedLimit { resource, replicas: 20, demand, limit }
+                    if resource == "cpu"
+                        && *demand == Quantity::from_units(40)
+                        && *limit == Quantity::from_units(16))
+            },
+        },
+    ];
+    for c in cases {
+        let yaml = manifests(c.pool, c.limits, c.replicas, c.requests, c.pod);
+        let failure = first_failure(&yaml);
+        assert!((c.expect)(&failure), "{}: got {failure:?}", c.behaviour);
+    }
+}
+
+#[test]
+fn prefer_no_schedule_taints_do_not_keep_a_pod_off_a_pool() {
+    let yaml = manifests(
+        "taints: [{key: spot, effect: PreferNoSchedule}]",
+        "",
+        1,
+        SMALL,
+        "",
+    );
+    assert!(matches!(verdict(&yaml), Verdict::Schedules(_)));
+}
+
+#[test]
+fn the_pool_that_got_furthest_comes_first() {
+    let yaml = format!(
+        "{}---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: heavy}}
+spec:
+  weight: 50
+  template:
+    spec: {{{NODE_CLASS}, taints: [{{key: dedicated, effect: NoSchedule}}]}}
+",
+        manifests(
+            "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [t3]}]",
+            "",
+            1,
+            "cpu: 500",
+            "",
+        )
+    );
+    let Verdict::Pending(failures) = verdict(&yaml) else {
+        panic!("expected Pending");
+    };
+    let stages: Vec<Stage> = failures.iter().map(|f| f.failure.stage()).collect();
+    assert_eq!(stages, [Stage::InstanceTypes, Stage::Taints]);
+}
+
+#[test]
+fn karpenter_words_a_million_cpus_as_a_likely_m_vs_m_typo() {
+    let yaml = manifests("requirements: []", "", 1, "cpu: 2M", "");
+    let failure = first_failure(&yaml);
+    assert!(matches!(failure, Failure::NotEnoughResources { .. }));
+    let message = failure.karpenter_message("p");
+    assert!(
+        message.starts_with("no instance type has enough resources, requirements="),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(" (CPU request >= 1 Million, m vs M typo?)"),
+        "{message}"
+    );
+    assert_eq!(
+        failure.headline("p"),
+        "no instance type has enough resources"
+    );
+}
+
+#[test]
+fn the_limits_message_names_the_nodepool_as_karpenter_does() {
+    let yaml = manifests("requirements: []", "cpu: 500m", 1, SMALL, "");
+    assert_eq!(
+        first_failure(&yaml).karpenter_message("p"),
+        "all available instance types exceed limits for nodepool (NodePool=p)"
+    );
+}

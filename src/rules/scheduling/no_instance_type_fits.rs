@@ -1,0 +1,60 @@
+//! `no-instance-type-fits`: no instance type a compatible NodePool allows has enough allocatable for the pod's requests
+
+use super::Advice;
+use crate::karpenter::sim::{LargestType, known_resource};
+use crate::rules::{Context, Findings, Placed, Rule, declare_rule};
+
+declare_rule!(
+    NoInstanceTypeFits,
+    "no-instance-type-fits",
+    Error,
+    "requests (plus DaemonSet overhead) exceed every allowed instance type, or need a resource none offers"
+);
+
+const LABEL: &str = "no allowed instance type fits this request";
+
+impl Rule for NoInstanceTypeFits {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+        out.extend(super::pending_finding(cx, &META, o));
+    }
+}
+
+/// The pod's selectors and NodePool `nodepool`'s requirements leave no instance type.
+pub(super) fn no_type_meets_requirements(nodepool: &str) -> Advice {
+    Advice {
+        label: LABEL,
+        help: format!(
+            "the pod's node selectors and NodePool \"{nodepool}\"'s requirements together rule out every instance type; relax one of them"
+        ),
+    }
+}
+
+/// Even `largest`, the biggest type NodePool `nodepool` allows, lacks a resource: one no
+/// EC2 type offers, one no allowed type offers, or simply not enough of it.
+pub(super) fn not_enough_resources(largest: &LargestType, nodepool: &str) -> Advice {
+    let resource = &largest.resource;
+    let help = if !known_resource(resource) {
+        format!(
+            "no EC2 instance type offers `{resource}`: Karpenter sees its capacity as 0; install the device plugin and describe it with a NodeOverlay, or remove the request"
+        )
+    } else if largest.allocatable.is_zero() {
+        format!(
+            "no instance type NodePool \"{nodepool}\" allows offers `{resource}`; add a NodePool whose requirements allow types that have it (e.g. a GPU family for nvidia.com/gpu)"
+        )
+    } else {
+        let daemonsets = if largest.daemonset_overhead.is_zero() {
+            String::new()
+        } else {
+            format!(
+                " (DaemonSets take {} of it)",
+                largest.daemonset_overhead.display_for(resource)
+            )
+        };
+        format!(
+            "the largest instance type NodePool \"{nodepool}\" allows is {} with {} {resource} allocatable{daemonsets}; lower the request or allow larger instance types",
+            largest.name,
+            largest.allocatable.display_for(resource),
+        )
+    };
+    Advice { label: LABEL, help }
+}
