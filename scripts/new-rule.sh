@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Scaffolds a new rule: the files a rule author touches, with TODO markers where the rule's
+# own knowledge goes (see CONTRIBUTING.md, "Adding a rule").
+#
+#   scripts/new-rule.sh [--root DIR] RULE-ID error|warning|info "summary"
+#
+# Creates src/rules/<rule_id>.rs (declare_rule! and an empty `impl Rule`),
+# lints/<rule-id>.md (the sections every rule doc has), fixtures/<rule-id>/fire.yaml and
+# quiet.yaml, and inserts `mod <rule_id>;` and the registry line into src/rules/mod.rs in
+# id order. DIR (default: the repository holding this script) is where those paths are.
+# Exit codes: 0 done, 2 bad arguments, an existing id, or a src/rules/mod.rs it cannot read;
+# nothing is written unless every check passes.
+set -euo pipefail
+export LC_ALL=C
+
+usage="usage: scripts/new-rule.sh [--root DIR] RULE-ID error|warning|info \"summary\""
+die() {
+    echo "new-rule: $*" >&2
+    exit 2
+}
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [[ "${1:-}" == "--root" ]]; then
+    [[ $# -ge 2 ]] || die "$usage"
+    root="$2"
+    shift 2
+fi
+[[ $# -eq 3 ]] || die "$usage"
+id="$1"
+severity="$2"
+summary="$3"
+
+[[ "$id" =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$ ]] ||
+    die "rule id \"$id\" is not kebab-case (lower-case words joined by single '-', e.g. untolerated-taint)"
+case "$severity" in
+    error) variant=Error ;;
+    warning) variant=Warning ;;
+    info) variant=Info ;;
+    *) die "severity \"$severity\" is not one of error, warning, info" ;;
+esac
+[[ -n "$summary" ]] || die "the summary is empty: give the one line \`karplint rules\` prints"
+[[ "$summary" != *$'\n'* ]] || die "the summary must be one line"
+
+module="${id//-/_}"
+name="$(awk -F- '{ for (i = 1; i <= NF; i++) printf "%s%s", toupper(substr($i, 1, 1)), substr($i, 2) }' <<<"$id")"
+mod_rs="$root/src/rules/mod.rs"
+rule_rs="$root/src/rules/$module.rs"
+doc="$root/lints/$id.md"
+fixtures="$root/fixtures/$id"
+
+[[ -f "$mod_rs" ]] || die "$mod_rs not found (is --root the repository root?)"
+[[ "$id" != showcase ]] || die "rule id \"showcase\" already exists as fixtures/showcase/"
+for existing in "$rule_rs" "$doc" "$fixtures"; do
+    [[ ! -e "$existing" ]] || die "rule \"$id\" already exists: ${existing#"$root"/}"
+done
+if grep -q "\"$id\"" "$mod_rs" || grep -Eq "^mod $module;|&$module::" "$mod_rs"; then
+    die "rule \"$id\" already exists: src/rules/mod.rs names it"
+fi
+
+# src/rules/mod.rs with the `mod` line among the `mod` lines (sorted as rustfmt sorts them)
+# and the registry line among the registry's entries, in id order.
+new_mod_rs="$(mktemp)"
+trap 'rm -f "$new_mod_rs"' EXIT
+awk -v module="$module" -v id="$id" -v name="$name" '
+    function flush_mod() { if (!mod_done) { print "mod " module ";"; mod_done = 1 } }
+    function flush_reg() { if (!reg_done) { print "        &" module "::" name ","; reg_done = 1 } }
+    /^mod [a-z0-9_]+;$/ {
+        in_mods = 1
+        m = $2; sub(/;$/, "", m)
+        if (m > module) flush_mod()
+        print; next
+    }
+    in_mods { flush_mod(); in_mods = 0 }
+    /^pub fn registry\(\)/ { in_reg = 1 }
+    in_reg && /^        &[a-z0-9_]+::[A-Za-z0-9]+,$/ {
+        seen_entry = 1
+        e = $1; sub(/^&/, "", e); sub(/::.*/, "", e); gsub(/_/, "-", e)
+        if (e > id) flush_reg()
+        print; next
+    }
+    in_reg && seen_entry && /^    \]/ { flush_reg(); in_reg = 0 }
+    { print }
+    END { if (!mod_done || !reg_done) exit 3 }
+' "$mod_rs" >"$new_mod_rs" ||
+    die "cannot find the \`mod\` lines and the registry() entries in src/rules/mod.rs"
+
+escaped="${summary//\\/\\\\}"
+escaped="${escaped//\"/\\\"}"
+
+mkdir -p "$fixtures"
+cat >"$rule_rs" <<EOF
+//! \`$id\`: TODO: one paragraph on what this rule finds and why karplint checks it.
+
+use super::{Rule, declare_rule};
+
+declare_rule!(
+    $name,
+    "$id",
+    $variant,
+    "$escaped"
+);
+
+impl Rule for $name {
+    // Findings about one linted object, with Karpenter's verdict on its pod template
+    // (\`o.verdict()\`); needs \`use super::{Context, Findings, Placed};\` and
+    // \`use crate::diagnostic::Finding;\`. Findings that need the whole run go in
+    // \`check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>)\`.
+    // Until a hook uses \`ID\`, the build warns that it is never used.
+    //
+    // fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
+    //     let span = o.obj.name_span(); // TODO: the exact offending key or value
+    //     out.push(
+    //         Finding::new(ID, META.severity, o.obj, span, "lower-case message, no period")
+    //             .help("TODO: an imperative sentence that says how to fix it"),
+    //     );
+    // }
+}
+EOF
+if command -v rustfmt >/dev/null 2>&1; then
+    rustfmt --edition 2024 "$rule_rs" || true
+fi
+
+cat >"$doc" <<EOF
+# $id
+
+## What it checks
+TODO: what karplint looks at and when this rule fires (and when it deliberately does not).
+
+## Why it matters
+TODO: the failure users see: quote the Karpenter event or kubelet error (e.g.
+\`Failed to schedule pod, …\`) so it can be searched.
+
+## Example
+\`\`\`yaml
+# TODO: a complete manifest that fires $id
+\`\`\`
+
+## Fix
+\`\`\`yaml
+# TODO: the example above, fixed, which does not fire $id
+\`\`\`
+EOF
+
+cat >"$fixtures/fire.yaml" <<EOF
+# TODO: objects that must fire $id (tests/rules.rs lints every fire* file on its own).
+EOF
+cat >"$fixtures/quiet.yaml" <<EOF
+# TODO: objects close to fire.yaml that must not fire $id (every quiet* file).
+EOF
+
+cp "$new_mod_rs" "$mod_rs"
+
+cat <<EOF
+created src/rules/$module.rs, lints/$id.md, fixtures/$id/fire.yaml, fixtures/$id/quiet.yaml
+registered $name in src/rules/mod.rs
+next: write the hook (until one uses \`ID\`, the build warns it is unused), the doc's TODOs and the fixtures; add a \`| \`$id\` | $severity | … |\`
+row to README.md's rules table; then \`INSTA_UPDATE=always cargo test --test rules\` (or
+\`cargo insta review\`) to write tests/snapshots/rules__fixtures__$id.snap, and review it
+EOF
