@@ -58,11 +58,19 @@ if grep -q "\"$id\"" "$mod_rs" || grep -Eq "^mod $module;|&$module::" "$mod_rs";
 fi
 
 # src/rules/mod.rs with the `mod` line among the `mod` lines (sorted as rustfmt sorts them)
-# and the registry line among the registry's entries, in id order.
+# and the registry line among the registry's entries, in id order (read from each entry's
+# struct name, since rules in a folder such as scheduling/ share a module prefix).
 new_mod_rs="$(mktemp)"
 trap 'rm -f "$new_mod_rs"' EXIT
 awk -v module="$module" -v id="$id" -v name="$name" '
     function flush_mod() { if (!mod_done) { print "mod " module ";"; mod_done = 1 } }
+    function kebab(camel,    i, c, out) {
+        for (i = 1; i <= length(camel); i++) {
+            c = substr(camel, i, 1)
+            if (c ~ /[A-Z]/) { out = out (i > 1 ? "-" : "") tolower(c) } else { out = out c }
+        }
+        return out
+    }
     function flush_reg() { if (!reg_done) { print "        &" module "::" name ","; reg_done = 1 } }
     /^mod [a-z0-9_]+;$/ {
         in_mods = 1
@@ -74,7 +82,8 @@ awk -v module="$module" -v id="$id" -v name="$name" '
     /^pub fn registry\(\)/ { in_reg = 1 }
     in_reg && /^        &[a-z0-9_]+::[A-Za-z0-9]+,$/ {
         seen_entry = 1
-        e = $1; sub(/^&/, "", e); sub(/::.*/, "", e); gsub(/_/, "-", e)
+        # The entry'\''s rule id, from its struct name (`&scheduling::NoInstanceTypeFits,`).
+        e = $1; sub(/^.*::/, "", e); sub(/,$/, "", e); e = kebab(e)
         if (e > id) flush_reg()
         print; next
     }
@@ -105,12 +114,11 @@ impl Rule for $name {
     // (\`o.verdict()\`); needs \`use super::{Context, Findings, Placed};\` and
     // \`use crate::diagnostic::Finding;\`. Findings that need the whole run go in
     // \`check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>)\`.
-    // Until a hook uses \`ID\`, the build warns that it is never used.
     //
     // fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
     //     let span = o.obj.name_span(); // TODO: the exact offending key or value
     //     out.push(
-    //         Finding::new(ID, META.severity, o.obj, span, "lower-case message, no period")
+    //         META.finding(o.obj, span, "lower-case message, no period")
     //             .help("TODO: an imperative sentence that says how to fix it"),
     //     );
     // }
@@ -153,7 +161,7 @@ cp "$new_mod_rs" "$mod_rs"
 cat <<EOF
 created src/rules/$module.rs, lints/$id.md, fixtures/$id/fire.yaml, fixtures/$id/quiet.yaml
 registered $name in src/rules/mod.rs
-next: write the hook (until one uses \`ID\`, the build warns it is unused), the doc's TODOs and the fixtures; add a \`| \`$id\` | $severity | … |\`
+next: write the hook, the doc's TODOs and the fixtures; add a \`| \`$id\` | $severity | … |\`
 row to README.md's rules table; then \`INSTA_UPDATE=always cargo test --test rules\` (or
 \`cargo insta review\`) to write tests/snapshots/rules__fixtures__$id.snap, and review it
 EOF

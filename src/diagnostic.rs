@@ -61,8 +61,8 @@ impl std::fmt::Display for ObjectRef {
     }
 }
 
-/// What a finding can be about: a typed object, or the digest of a workload whose model
-/// has been dropped ([`crate::index::Digest`]).
+/// What a finding can be about: a typed object, or the facts of a workload whose model
+/// has been dropped (`facts::WorkloadFacts`).
 pub trait Subject {
     fn source(&self) -> SourceId;
     fn object_ref(&self) -> ObjectRef;

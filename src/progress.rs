@@ -1,5 +1,5 @@
 //! Progress on stderr for long runs: `parsed N/M files`, redrawn in place. A file counts once
-//! it is parsed and, for most files, linted (see `lint.rs`).
+//! it is parsed and, for most files, linted (see `engine`).
 //!
 //! Shown only when the CLI turns it on (stderr is a terminal and the output format is the
 //! human one) and only once the parse stage has run for a second, so quick runs, pipes, CI

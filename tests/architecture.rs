@@ -790,9 +790,25 @@ fn new_rule_scaffolds_every_file_and_registers_the_rule_in_id_order() {
         .map(str::trim)
         .filter(|l| l.starts_with('&') && l.contains("::") && l.ends_with(','))
         .collect();
+    // Each entry's rule id, from its struct name: `&scheduling::NoInstanceTypeFits,`.
+    let kebab = |camel: &str| {
+        let mut id = String::new();
+        for (i, c) in camel.chars().enumerate() {
+            if c.is_ascii_uppercase() {
+                if i > 0 {
+                    id.push('-');
+                }
+                id.push(c.to_ascii_lowercase());
+            } else {
+                id.push(c);
+            }
+        }
+        id
+    };
     let ids: Vec<String> = entries
         .iter()
-        .map(|l| l[1..l.find("::").expect("::")].replace('_', "-"))
+        .filter(|l| l.starts_with("&") && !l.starts_with("&'"))
+        .map(|l| kebab(l[l.rfind("::").expect("::") + 2..].trim_end_matches(',')))
         .collect();
     let mut sorted = ids.clone();
     sorted.sort();

@@ -126,7 +126,7 @@ impl Kind {
         }
     }
 
-    /// Workloads linted file by file and then dropped (see `lint.rs`): every kind but
+    /// Workloads linted file by file and then dropped (see `engine`): every kind but
     /// DaemonSets, which the simulator reads for every node.
     pub fn is_streamed(self) -> bool {
         self.is_workload() && self != Kind::DaemonSet
