@@ -33,8 +33,8 @@ pub struct WorkloadFacts {
     /// Container images (init containers included), as written.
     pub images: Box<[Str]>,
     /// Environment variables with a value of its (non-init) containers, of the names the
-    /// model keeps ([`crate::model::de::READ_ENV`]).
-    pub env: Box<[(Str, Str)]>,
+    /// model keeps ([`crate::model::kept::ENV_VARS`]); read through [`Self::env_values`].
+    env: Box<[(Str, Str)]>,
     /// Containers that end up without a cpu or memory request
     /// ([`containers_without_requests`]); 0 for `--context` workloads.
     pub containers_without_requests: usize,
@@ -75,6 +75,16 @@ pub struct ClaimFacts {
 }
 
 impl WorkloadFacts {
+    /// The values its containers give environment variable `name`. Debug builds panic if
+    /// the model drops that variable ([`crate::model::kept`]).
+    #[cfg_attr(debug_assertions, track_caller)]
+    pub fn env_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        crate::model::kept::debug_check_env(name);
+        (self.env.iter())
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The facts of a workload object, or `None` for other kinds; `verdict` is Karpenter's
     /// on its pod template, when it was judged.
     pub fn of(obj: &Object, verdict: Option<&Verdict>, index: &Index) -> Option<WorkloadFacts> {

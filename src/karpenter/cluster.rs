@@ -291,8 +291,7 @@ impl ClusterFacts {
                 continue;
             }
             let labels: BTreeMap<String, String> = o
-                .meta
-                .labels
+                .labels()
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
@@ -330,8 +329,7 @@ impl ClusterFacts {
                     name: o.name_span(),
                     count: None,
                     label_keys: o
-                        .meta
-                        .labels
+                        .labels()
                         .0
                         .iter()
                         .map(|(k, _)| (k.value.to_string(), o.span(k)))
@@ -399,12 +397,11 @@ impl ClusterFacts {
 /// (`eks.amazonaws.com/nodegroup`, eksctl, Fargate) do; Nodes with Karpenter's labels and
 /// none of those are Karpenter's own.
 pub fn is_static_node(node: &Object) -> bool {
-    let labels = &node.meta.labels;
-    STATIC_NODE_LABELS.iter().any(|k| labels.get(k).is_some())
-        || (labels.get(requirements::LABEL_NODEPOOL).is_none()
-            && labels.get(LABEL_PROVISIONER_NAME).is_none()
-            && labels.get("karpenter.sh/registered").is_none()
-            && labels.get("karpenter.sh/initialized").is_none())
+    STATIC_NODE_LABELS.iter().any(|k| node.label(k).is_some())
+        || (node.label(requirements::LABEL_NODEPOOL).is_none()
+            && node.label(LABEL_PROVISIONER_NAME).is_none()
+            && node.label("karpenter.sh/registered").is_none()
+            && node.label("karpenter.sh/initialized").is_none())
 }
 
 /// Is this workload the Karpenter controller (by image or `app.kubernetes.io/name`, as the
@@ -413,9 +410,8 @@ pub fn is_karpenter_controller(obj: &Object) -> bool {
     let Some(w) = obj.workload() else {
         return false;
     };
-    let named = |m: &crate::model::de::SpannedMap| {
-        m.get("app.kubernetes.io/name")
-            .is_some_and(|v| v.value.as_str() == "karpenter")
+    let named = |v: Option<&crate::model::de::Spanned<crate::model::de::Text>>| {
+        v.is_some_and(|v| v.value.as_str() == "karpenter")
     };
     let image = w.pod_spec().is_some_and(|s| {
         s.containers.iter().any(|c| {
@@ -425,7 +421,9 @@ pub fn is_karpenter_controller(obj: &Object) -> bool {
             })
         })
     });
-    image || named(&obj.meta.labels) || named(&w.template.metadata.labels)
+    image
+        || named(obj.label("app.kubernetes.io/name"))
+        || named(w.template.metadata.labels.get("app.kubernetes.io/name"))
 }
 
 /// Why a workload's pods can only run on static capacity.

@@ -127,7 +127,7 @@ fn narrow(mut d: Domains, pod_req: Option<&Requirement>) -> Domains {
 pub fn node_domains(index: &Index, key: &str) -> Domains {
     let mut d = Domains::default();
     for n in index.of_kind(Kind::Node) {
-        for (k, v) in n.meta.labels.iter() {
+        for (k, v) in n.labels().iter() {
             if normalize_key(k) == key {
                 d.values.insert(v.to_string());
             }
@@ -262,7 +262,7 @@ impl Reach {
 /// The labels of the pods a workload creates (a bare Pod's own labels).
 pub fn pod_labels(obj: &Object) -> &SpannedMap {
     match (obj.kind, obj.workload()) {
-        (Kind::Pod, _) | (_, None) => &obj.meta.labels,
+        (Kind::Pod, _) | (_, None) => obj.labels(),
         (_, Some(w)) => &w.template.metadata.labels,
     }
 }

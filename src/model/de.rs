@@ -205,29 +205,17 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-/// Annotation prefixes some rule reads. Everything else (`last-applied-configuration`, Helm
-/// and Argo CD bookkeeping, …) is skipped while parsing: annotations are often the largest
-/// strings of an object, and keeping them would make the model as large as the input.
-const READ_ANNOTATIONS: &[&str] = &[
-    "karplint.io/",
-    "karpenter.sh/",
-    "storageclass.kubernetes.io/",
-    "storageclass.beta.kubernetes.io/",
-];
-
-/// `metadata.annotations`, keeping only the annotations karplint reads.
-pub fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<SpannedMap, D::Error> {
-    d.deserialize_any(MapVisitor {
-        keep: |k| READ_ANNOTATIONS.iter().any(|p| k.starts_with(p)),
-    })
+/// A string map keeping only the entries whose key `keep` accepts (see [`super::kept`]):
+/// the values of the others are skipped without being built.
+pub fn filtered_map<'de, D: Deserializer<'de>>(
+    d: D,
+    keep: fn(&str) -> bool,
+) -> Result<SpannedMap, D::Error> {
+    d.deserialize_any(MapVisitor { keep })
 }
 
-/// Container environment variables some rule reads: `ENABLE_POD_ENI` on the VPC CNI tells
-/// whether `vpc.amazonaws.com/pod-eni` is registered. The others (often hundreds per
-/// workload) are skipped after parsing.
-pub const READ_ENV: &[&str] = &["ENABLE_POD_ENI"];
-
-/// `env:`, keeping only [`READ_ENV`] variables: the others are dropped as they are read.
+/// `env:`, keeping only the variables of [`super::kept::ENV_VARS`]: the others are dropped
+/// as they are read.
 /// Read as `Option<Vec<_>>` is (an option, then a sequence), so a wrong shape gets the same
 /// message and position as every other list field.
 pub fn env_vars<'de, D: Deserializer<'de>>(
@@ -243,7 +231,7 @@ pub fn env_vars<'de, D: Deserializer<'de>>(
         fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Kept, A::Error> {
             let mut kept = Vec::new();
             while let Some(e) = seq.next_element::<super::workload::EnvVar>()? {
-                if e.name.as_deref().is_some_and(|n| READ_ENV.contains(&n)) {
+                if e.name.as_deref().is_some_and(super::kept::env_kept) {
                     kept.push(e);
                 }
             }

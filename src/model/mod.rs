@@ -8,6 +8,7 @@
 pub mod cluster;
 pub mod de;
 pub mod karpenter;
+pub mod kept;
 pub mod storage;
 pub mod workload;
 
@@ -37,26 +38,24 @@ pub struct ObjectMeta {
     /// Boxed: most objects have a `name` instead.
     pub generate_name: Option<Box<Spanned<Str>>>,
     pub namespace: Option<Spanned<Str>>,
+    /// Only the labels [`kept`] keeps for the object's kind (once parsed): read them through
+    /// [`Object::label`] and [`Object::labels`].
     #[serde(deserialize_with = "nullable")]
-    pub labels: SpannedMap,
-    #[serde(deserialize_with = "de::annotations")]
-    pub annotations: SpannedMap,
+    labels: SpannedMap,
+    /// Only the annotations of the [`kept::ANNOTATION_PREFIXES`].
+    pub annotations: kept::Annotations,
 }
 
 impl ObjectMeta {
-    /// Drops the object labels no rule reads, once the kind is known: all of them are read
-    /// on Pods (selected by budgets and pod affinity) and Nodes (static capacity); on
-    /// controllers only `app.kubernetes.io/name` (which names the Karpenter controller);
-    /// on other kinds none. Labels are most of a large tree's model otherwise.
+    /// Drops the object labels no rule reads, once the kind is known ([`kept::object_labels`]):
+    /// labels are most of a large tree's model otherwise.
     pub fn retain_read_labels(&mut self, kind: Kind) {
-        let keep = |key: &str| match kind {
-            Kind::Pod | Kind::Node => true,
-            k if k.is_workload() => key == "app.kubernetes.io/name",
-            _ => false,
-        };
-        if !self.labels.0.iter().all(|(k, _)| keep(&k.value)) {
+        let kept = kept::object_labels(kind);
+        if !self.labels.0.iter().all(|(k, _)| kept.keeps(&k.value)) {
             let labels = std::mem::take(&mut self.labels.0).into_vec();
-            self.labels.0 = labels.into_iter().filter(|(k, _)| keep(&k.value)).collect();
+            self.labels.0 = (labels.into_iter())
+                .filter(|(k, _)| kept.keeps(&k.value))
+                .collect();
         }
     }
 }
@@ -236,6 +235,29 @@ impl Object {
             Some(n) => self.span(n),
             None => self.kind_span,
         }
+    }
+
+    /// The value of one of its labels. Debug builds panic if the model drops that label on
+    /// this kind ([`kept`]).
+    #[cfg_attr(debug_assertions, track_caller)]
+    pub fn label(&self, key: &str) -> Option<&Spanned<de::Text>> {
+        kept::debug_check_label(self.kind, key);
+        self.meta.labels.get(key)
+    }
+
+    /// The key and value of one of its labels, checked as [`Object::label`].
+    #[cfg_attr(debug_assertions, track_caller)]
+    pub fn label_entry(&self, key: &str) -> Option<(&Spanned<Str>, &Spanned<de::Text>)> {
+        kept::debug_check_label(self.kind, key);
+        self.meta.labels.entry(key)
+    }
+
+    /// All its labels, on the kinds that keep them all (Pods and Nodes). Debug builds panic
+    /// on other kinds ([`kept`]).
+    #[cfg_attr(debug_assertions, track_caller)]
+    pub fn labels(&self) -> &SpannedMap {
+        kept::debug_check_all_labels(self.kind);
+        &self.meta.labels
     }
 
     pub fn workload(&self) -> Option<&workload::Workload> {

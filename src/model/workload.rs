@@ -13,8 +13,8 @@ use serde::Deserialize;
 pub struct TemplateMeta {
     #[serde(deserialize_with = "nullable")]
     pub labels: SpannedMap,
-    #[serde(deserialize_with = "super::de::annotations")]
-    pub annotations: SpannedMap,
+    /// Only the annotations of the [`super::kept::ANNOTATION_PREFIXES`].
+    pub annotations: super::kept::Annotations,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -64,7 +64,8 @@ pub struct Container {
     /// `Always` on an init container makes it a sidecar (Kubernetes 1.29+). Boxed: most
     /// containers leave it out.
     pub restart_policy: Option<Box<Spanned<Str>>>,
-    /// Only the variables a rule reads (see `de::READ_ENV`).
+    /// Only the variables of [`super::kept::ENV_VARS`]; rules read them through
+    /// [`crate::facts::WorkloadFacts::env_values`].
     #[serde(deserialize_with = "super::de::env_vars")]
     pub env: Box<[EnvVar]>,
 }

@@ -192,21 +192,18 @@ fn key_finding(obj: &Object) -> Option<Finding> {
     if !(obj.kind.is_workload() || obj.kind == Kind::Node) {
         return None;
     }
-    for (k, _) in &annotations.0 {
-        match k.value.as_str() {
-            DO_NOT_EVICT | DO_NOT_CONSOLIDATE => found.push((
-                obj.span(k),
-                format!("annotation `{}`", k.value),
-                format!(
-                    "replace annotation `{}` with `karpenter.sh/do-not-disrupt: \"true\"`",
-                    k.value
-                ),
-            )),
-            _ => {}
-        }
+    for (k, _) in annotations.entries_of(&[DO_NOT_EVICT, DO_NOT_CONSOLIDATE]) {
+        found.push((
+            obj.span(k),
+            format!("annotation `{}`", k.value),
+            format!(
+                "replace annotation `{}` with `karpenter.sh/do-not-disrupt: \"true\"`",
+                k.value
+            ),
+        ));
     }
     if obj.kind == Kind::Node {
-        if let Some((k, _)) = obj.meta.labels.entry(LABEL_PROVISIONER_NAME) {
+        if let Some((k, _)) = obj.label_entry(LABEL_PROVISIONER_NAME) {
             found.push((
                 obj.span(k),
                 format!("label `{LABEL_PROVISIONER_NAME}`"),

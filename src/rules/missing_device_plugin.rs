@@ -60,9 +60,7 @@ const DEVICES: &[Device] = &[
         agent: "the VPC CNI with `ENABLE_POD_ENI=true`",
         provides: |w| {
             w.kind == Kind::DaemonSet
-                && (w.env.iter()).any(|(name, value)| {
-                    name == "ENABLE_POD_ENI" && value.eq_ignore_ascii_case("true")
-                })
+                && (w.env_values("ENABLE_POD_ENI")).any(|v| v.eq_ignore_ascii_case("true"))
         },
         install: "set `ENABLE_POD_ENI=true` on the VPC CNI (`aws-node` DaemonSet or the add-on configuration) and pass its manifest with --context",
     },

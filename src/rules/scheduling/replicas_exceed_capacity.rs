@@ -92,7 +92,7 @@ fn node_requirements(spec: &PodSpec) -> Vec<Requirements> {
 /// The pod template's labels (a bare Pod's own labels).
 fn pod_labels(obj: &Object) -> &crate::model::de::SpannedMap {
     match (obj.kind, obj.workload()) {
-        (Kind::Pod, _) | (_, None) => &obj.meta.labels,
+        (Kind::Pod, _) | (_, None) => obj.labels(),
         (_, Some(w)) => &w.template.metadata.labels,
     }
 }
