@@ -212,17 +212,72 @@ pub fn load(path: &Path, known_rules: &[&str]) -> Result<Config, Box<ConfigError
 
 /// Validates the text of a config file read from `path`.
 pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Box<ConfigError>> {
-    let name = path.display().to_string();
-    let invalid = |span: (usize, usize), message: String, label: &str, help: Option<String>| {
+    let src = ConfigSource {
+        name: path.display().to_string(),
+        text,
+    };
+    let raw = deserialize_raw(&src)?.unwrap_or_default();
+    let base = config_dir(path);
+    let rules = validate_rules(&src, &raw.rules, known_rules)?;
+    let fail_on = validate_fail_on(&src, raw.fail_on.as_ref())?;
+    let cluster = match raw.cluster {
+        None => None,
+        Some(c) => Some(validate_cluster(&src, c, &base)?),
+    };
+    Ok(Config {
+        path: path.to_path_buf(),
+        rules,
+        exclude: raw.exclude,
+        include: raw.include,
+        context: raw.context.iter().map(|c| base.join(c)).collect(),
+        fail_on,
+        cluster,
+    })
+}
+
+/// The config file being validated: what its errors name and point into.
+struct ConfigSource<'a> {
+    name: String,
+    text: &'a str,
+}
+
+impl ConfigSource<'_> {
+    /// A validation error labelled at `span` of the file.
+    fn invalid(
+        &self,
+        span: (usize, usize),
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) -> Box<ConfigError> {
         Box::new(ConfigError::Invalid {
             message,
-            src: NamedSource::new(&name, text.to_string()),
+            src: NamedSource::new(&self.name, self.text.to_string()),
             span: span.into(),
             label: label.to_string(),
             help,
         })
-    };
-    let raw: Option<RawConfig> = serde_saphyr::from_str(text).map_err(|e| {
+    }
+}
+
+/// The `(offset, length)` of a spanned value, as the error label wants it.
+fn span_of<T>(s: &Spanned<T>) -> (usize, usize) {
+    (s.offset as usize, s.len as usize)
+}
+
+/// The directory that relative paths in the file are resolved against.
+fn config_dir(path: &Path) -> PathBuf {
+    path.parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Reads the file into its raw, spanned shape; a YAML or unknown-key error points at its
+/// location. `None` for an empty file.
+fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigError>> {
+    let text = src.text;
+    serde_saphyr::from_str(text).map_err(|e| {
         let rendered = e.to_string();
         let message = match rendered.rfind(" at line ") {
             Some(i) => rendered[..i].to_string(),
@@ -242,28 +297,26 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
             })
             .unwrap_or((0, 0));
         let span = (span.0.min(text.len()), span.1);
-        invalid(
+        src.invalid(
             span,
             format!("invalid config: {message}"),
             "here",
             Some("top-level keys are rules, exclude, include, context, failOn and cluster".into()),
         )
-    })?;
-    let raw = raw.unwrap_or_default();
-    fn span_of<T>(s: &Spanned<T>) -> (usize, usize) {
-        (s.offset as usize, s.len as usize)
-    }
-    let base = path
-        .parent()
-        .map(Path::to_path_buf)
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| PathBuf::from("."));
+    })
+}
 
+/// `rules:`: every key a known rule id, every value a level.
+fn validate_rules(
+    src: &ConfigSource,
+    raw: &SpannedMap,
+    known_rules: &[&str],
+) -> Result<BTreeMap<String, Level>, Box<ConfigError>> {
     let mut rules = BTreeMap::new();
-    for (k, v) in &raw.rules.0 {
+    for (k, v) in &raw.0 {
         if !known_rules.contains(&k.value.as_str()) {
             let close = closest(&k.value, known_rules);
-            return Err(invalid(
+            return Err(src.invalid(
                 span_of(k),
                 format!("unknown rule {:?} in config", k.value),
                 "unknown rule",
@@ -274,7 +327,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
             ));
         }
         let Some(level) = Level::parse(v.value.as_str()) else {
-            return Err(invalid(
+            return Err(src.invalid(
                 (v.offset as usize, v.len as usize),
                 format!("invalid level {:?} for rule {}", v.value.as_str(), k.value),
                 "invalid level",
@@ -283,74 +336,81 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         };
         rules.insert(k.value.to_string(), level);
     }
-    let fail_on = match &raw.fail_on {
-        None => None,
-        Some(f) => Some(FailOn::parse(&f.value).ok_or_else(|| {
-            invalid(
+    Ok(rules)
+}
+
+/// `failOn:`, when given, must name a severity or `never`.
+fn validate_fail_on(
+    src: &ConfigSource,
+    raw: Option<&Spanned<String>>,
+) -> Result<Option<FailOn>, Box<ConfigError>> {
+    match raw {
+        None => Ok(None),
+        Some(f) => Ok(Some(FailOn::parse(&f.value).ok_or_else(|| {
+            src.invalid(
                 span_of(f),
                 format!("invalid failOn {:?}", f.value),
                 "invalid level",
                 Some("use one of error, warning, info, never".into()),
             )
-        })?),
-    };
-    let cluster = match raw.cluster {
-        None => None,
-        Some(c) => {
-            let mut node_groups = Vec::new();
-            for g in c.node_groups {
-                let mut taints = Vec::new();
-                for t in g.taints {
-                    if !matches!(
-                        t.effect.value.as_str(),
-                        "NoSchedule" | "PreferNoSchedule" | "NoExecute"
-                    ) {
-                        return Err(invalid(
-                            span_of(&t.effect),
-                            format!("invalid taint effect {:?}", t.effect.value),
-                            "invalid effect",
-                            Some("use one of NoSchedule, PreferNoSchedule, NoExecute".into()),
-                        ));
-                    }
-                    taints.push(NodeGroupTaint {
-                        key: t.key,
-                        value: t.value,
-                        effect: t.effect.value,
-                    });
-                }
-                node_groups.push(NodeGroup {
-                    name: g.name,
-                    instance_type: g.instance_type,
-                    count: g.count,
-                    labels: g.labels,
-                    taints,
-                });
-            }
-            Some(ClusterSection {
-                region: c.region,
-                zones: c.zones,
-                node_groups,
-                subnets: c
-                    .subnets
-                    .into_iter()
-                    .map(|s| Subnet {
-                        id: s.id,
-                        zone: s.zone,
-                        available_ipv4: s.available_ipv4,
-                    })
-                    .collect(),
-                instance_types: c.instance_types.map(|p| base.join(p)),
+        })?)),
+    }
+}
+
+/// `cluster:`: node groups validated, `instanceTypes` resolved against `base`.
+fn validate_cluster(
+    src: &ConfigSource,
+    c: RawCluster,
+    base: &Path,
+) -> Result<ClusterSection, Box<ConfigError>> {
+    let mut node_groups = Vec::new();
+    for g in c.node_groups {
+        node_groups.push(validate_node_group(src, g)?);
+    }
+    Ok(ClusterSection {
+        region: c.region,
+        zones: c.zones,
+        node_groups,
+        subnets: c
+            .subnets
+            .into_iter()
+            .map(|s| Subnet {
+                id: s.id,
+                zone: s.zone,
+                available_ipv4: s.available_ipv4,
             })
+            .collect(),
+        instance_types: c.instance_types.map(|p| base.join(p)),
+    })
+}
+
+/// One `cluster.nodeGroups` entry: every taint effect must be one Kubernetes knows.
+fn validate_node_group(src: &ConfigSource, g: RawNodeGroup) -> Result<NodeGroup, Box<ConfigError>> {
+    let mut taints = Vec::new();
+    for t in g.taints {
+        if !matches!(
+            t.effect.value.as_str(),
+            "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+        ) {
+            return Err(src.invalid(
+                span_of(&t.effect),
+                format!("invalid taint effect {:?}", t.effect.value),
+                "invalid effect",
+                Some("use one of NoSchedule, PreferNoSchedule, NoExecute".into()),
+            ));
         }
-    };
-    Ok(Config {
-        path: path.to_path_buf(),
-        rules,
-        exclude: raw.exclude,
-        include: raw.include,
-        context: raw.context.iter().map(|c| base.join(c)).collect(),
-        fail_on,
-        cluster,
+        taints.push(NodeGroupTaint {
+            key: t.key,
+            value: t.value,
+            effect: t.effect.value,
+        });
+    }
+    Ok(NodeGroup {
+        name: g.name,
+        instance_type: g.instance_type,
+        count: g.count,
+        labels: g.labels,
+        taints,
     })
 }
 

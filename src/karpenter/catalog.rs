@@ -456,6 +456,8 @@ fn path<'v>(v: &'v Value, keys: &[&str]) -> Option<&'v Value> {
     keys.iter().try_fold(v, |acc, k| acc.get(*k))
 }
 
+/// One entry of `describe-instance-types` as Karpenter sees it: labels from
+/// `computeRequirements`, capacity from `computeCapacity`.
 fn instance_type_from_info(info: &Value) -> Result<InstanceType, CatalogError> {
     let name = info
         .get("InstanceType")
@@ -469,31 +471,84 @@ fn instance_type_from_info(info: &Value) -> Result<InstanceType, CatalogError> {
         instance_type: name.clone(),
         field,
     };
-    let u64_at = |keys: &[&str]| path(info, keys).and_then(Value::as_u64);
-    let vcpus =
-        u64_at(&["VCpuInfo", "DefaultVCpus"]).ok_or_else(|| missing("VCpuInfo.DefaultVCpus"))?;
-    let memory_mib =
-        u64_at(&["MemoryInfo", "SizeInMiB"]).ok_or_else(|| missing("MemoryInfo.SizeInMiB"))?;
+    let vcpus = u64_at(info, &["VCpuInfo", "DefaultVCpus"])
+        .ok_or_else(|| missing("VCpuInfo.DefaultVCpus"))?;
+    let memory_mib = u64_at(info, &["MemoryInfo", "SizeInMiB"])
+        .ok_or_else(|| missing("MemoryInfo.SizeInMiB"))?;
     let builtin = Catalog::builtin().get(&name);
+    let devices = Devices::of(info);
 
+    let mut labels = platform_labels(info, &name, vcpus, memory_mib, builtin);
+    insert_gpu_labels(&mut labels, devices.gpus);
+    insert_accelerator_labels(&mut labels, &devices);
+
+    let (ipv4, pods) = eni_limited_pods(info, &name)?;
+    let to_u32 = |v: u64, field: &str| {
+        u32::try_from(v).map_err(|_| CatalogError::BadNumber {
+            instance_type: name.clone(),
+            field: field.to_string(),
+            value: v.to_string(),
+        })
+    };
+    Ok(InstanceType::new(
+        name.clone(),
+        labels,
+        to_u32(vcpus, "VCpuInfo.DefaultVCpus")?,
+        memory_mib,
+        to_u32(pods, "ENI-limited pods")?,
+        Some(to_u32(ipv4, "NetworkInfo.Ipv4AddressesPerInterface")?),
+        &extended_capacity(info, &devices, builtin),
+    ))
+}
+
+/// The number at `keys` under `v`, when there is one.
+fn u64_at(v: &Value, keys: &[&str]) -> Option<u64> {
+    path(v, keys).and_then(Value::as_u64)
+}
+
+/// The array at `keys` under `v`; empty when absent.
+fn array_at<'v>(v: &'v Value, keys: &[&str]) -> &'v [Value] {
+    path(v, keys)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// `Count` of a GPU or accelerator entry; zero when absent.
+fn device_count(d: &Value) -> u64 {
+    d.get("Count").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The accelerator lists of an instance type, read once for labels and capacity.
+struct Devices<'v> {
+    gpus: &'v [Value],
+    inference: &'v [Value],
+    neuron: &'v [Value],
+}
+
+impl<'v> Devices<'v> {
+    fn of(info: &'v Value) -> Self {
+        Devices {
+            gpus: array_at(info, &["GpuInfo", "Gpus"]),
+            inference: array_at(info, &["InferenceAcceleratorInfo", "Accelerators"]),
+            neuron: array_at(info, &["NeuronInfo", "NeuronDevices"]),
+        }
+    }
+}
+
+/// The labels that do not depend on accelerators: architecture, OS, CPU, memory,
+/// hypervisor, network, storage and EBS. `instance-network-bandwidth` comes from `builtin`.
+fn platform_labels(
+    info: &Value,
+    name: &str,
+    vcpus: u64,
+    memory_mib: u64,
+    builtin: Option<&InstanceType>,
+) -> BTreeMap<&'static str, String> {
     let mut labels = BTreeMap::new();
     let mut set = |k: &'static str, v: String| {
         labels.insert(k, v);
     };
-    // Architecture: the first recognised one; otherwise Go's fmt of the list, as Karpenter.
-    let archs: Vec<&str> = path(info, &["ProcessorInfo", "SupportedArchitectures"])
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let arch = archs
-        .iter()
-        .find_map(|a| match *a {
-            "x86_64" => Some("amd64".to_string()),
-            "arm64" => Some("arm64".to_string()),
-            _ => None,
-        })
-        .unwrap_or_else(|| format!("[{}]", archs.join(" ")));
-    set(LABEL_ARCH, arch);
+    set(LABEL_ARCH, arch_label(info));
     set(LABEL_OS, "linux".into());
     set(LABEL_CPU, vcpus.to_string());
     set(LABEL_MEMORY, memory_mib.to_string());
@@ -521,62 +576,6 @@ fn instance_type_from_info(info: &Value) -> Result<InstanceType, CatalogError> {
     if let Some(bw) = builtin.and_then(|b| b.label(LABEL_NETWORK_BANDWIDTH)) {
         set(LABEL_NETWORK_BANDWIDTH, bw.to_string());
     }
-    let gpus: &[Value] = path(info, &["GpuInfo", "Gpus"])
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    if let [gpu] = gpus {
-        let s = |k: &str| gpu.get(k).and_then(Value::as_str).unwrap_or("");
-        set(LABEL_GPU_NAME, lower_kebab(s("Name")));
-        set(LABEL_GPU_MANUFACTURER, lower_kebab(s("Manufacturer")));
-        set(
-            LABEL_GPU_COUNT,
-            gpu.get("Count")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .to_string(),
-        );
-        set(
-            LABEL_GPU_MEMORY,
-            path(gpu, &["MemoryInfo", "SizeInMiB"])
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .to_string(),
-        );
-    }
-    let inference: &[Value] = path(info, &["InferenceAcceleratorInfo", "Accelerators"])
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    let neuron: &[Value] = path(info, &["NeuronInfo", "NeuronDevices"])
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    if let [dev] = neuron {
-        set(
-            LABEL_ACCELERATOR_NAME,
-            lower_kebab(dev.get("Name").and_then(Value::as_str).unwrap_or("")),
-        );
-        set(LABEL_ACCELERATOR_MANUFACTURER, "aws".into());
-        set(
-            LABEL_ACCELERATOR_COUNT,
-            dev.get("Count")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .to_string(),
-        );
-    } else if let [acc] = inference {
-        let s = |k: &str| acc.get(k).and_then(Value::as_str).unwrap_or("");
-        set(LABEL_ACCELERATOR_NAME, lower_kebab(s("Name")));
-        set(
-            LABEL_ACCELERATOR_MANUFACTURER,
-            lower_kebab(s("Manufacturer")),
-        );
-        set(
-            LABEL_ACCELERATOR_COUNT,
-            acc.get("Count")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .to_string(),
-        );
-    }
     if let Some(m) = path(info, &["ProcessorInfo", "Manufacturer"]).and_then(Value::as_str) {
         set(LABEL_CPU_MANUFACTURER, lower_kebab(m));
     }
@@ -586,47 +585,79 @@ fn instance_type_from_info(info: &Value) -> Result<InstanceType, CatalogError> {
         set(LABEL_CPU_CLOCK_MHZ, format!("{}", (ghz * 1000.0).round()));
     }
     if path(info, &["EbsInfo", "EbsOptimizedSupport"]).and_then(Value::as_str) == Some("default")
-        && let Some(mbps) = u64_at(&["EbsInfo", "EbsOptimizedInfo", "MaximumBandwidthInMbps"])
+        && let Some(mbps) = u64_at(
+            info,
+            &["EbsInfo", "EbsOptimizedInfo", "MaximumBandwidthInMbps"],
+        )
     {
         set(LABEL_EBS_BANDWIDTH, mbps.to_string());
     }
+    labels
+}
 
-    // Capacity (computeCapacity).
-    let sum_gpus = |maker: &str| -> u64 {
-        gpus.iter()
-            .filter(|g| g.get("Manufacturer").and_then(Value::as_str) == Some(maker))
-            .filter_map(|g| g.get("Count").and_then(Value::as_u64))
-            .sum()
+/// Architecture: the first recognised one; otherwise Go's fmt of the list, as Karpenter.
+fn arch_label(info: &Value) -> String {
+    let archs: Vec<&str> = path(info, &["ProcessorInfo", "SupportedArchitectures"])
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    archs
+        .iter()
+        .find_map(|a| match *a {
+            "x86_64" => Some("amd64".to_string()),
+            "arm64" => Some("arm64".to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(|| format!("[{}]", archs.join(" ")))
+}
+
+/// GPU name, manufacturer, count and memory, only for a type with exactly one GPU entry.
+fn insert_gpu_labels(labels: &mut BTreeMap<&'static str, String>, gpus: &[Value]) {
+    let [gpu] = gpus else {
+        return;
     };
-    let count = |d: &Value| d.get("Count").and_then(Value::as_u64).unwrap_or(0);
-    let (neuron_devices, neuron_cores) = if neuron.is_empty() {
-        let devices: u64 = inference
-            .iter()
-            .filter(|a| a.get("Manufacturer").and_then(Value::as_str) == Some("AWS"))
-            .map(count)
-            .sum();
-        (devices, 0)
-    } else {
-        let devices: u64 = neuron.iter().map(count).sum();
-        let cores: u64 = neuron
-            .iter()
-            .map(|d| {
-                count(d)
-                    * path(d, &["CoreInfo", "Count"])
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-            })
-            .sum();
-        (devices, cores)
+    let s = |k: &str| gpu.get(k).and_then(Value::as_str).unwrap_or("");
+    labels.insert(LABEL_GPU_NAME, lower_kebab(s("Name")));
+    labels.insert(LABEL_GPU_MANUFACTURER, lower_kebab(s("Manufacturer")));
+    labels.insert(LABEL_GPU_COUNT, device_count(gpu).to_string());
+    labels.insert(
+        LABEL_GPU_MEMORY,
+        u64_at(gpu, &["MemoryInfo", "SizeInMiB"])
+            .unwrap_or(0)
+            .to_string(),
+    );
+}
+
+/// Accelerator name, manufacturer and count: from the single Neuron device, else from the
+/// single inference accelerator.
+fn insert_accelerator_labels(labels: &mut BTreeMap<&'static str, String>, devices: &Devices) {
+    if let [dev] = devices.neuron {
+        labels.insert(
+            LABEL_ACCELERATOR_NAME,
+            lower_kebab(dev.get("Name").and_then(Value::as_str).unwrap_or("")),
+        );
+        labels.insert(LABEL_ACCELERATOR_MANUFACTURER, "aws".into());
+        labels.insert(LABEL_ACCELERATOR_COUNT, device_count(dev).to_string());
+    } else if let [acc] = devices.inference {
+        let s = |k: &str| acc.get(k).and_then(Value::as_str).unwrap_or("");
+        labels.insert(LABEL_ACCELERATOR_NAME, lower_kebab(s("Name")));
+        labels.insert(
+            LABEL_ACCELERATOR_MANUFACTURER,
+            lower_kebab(s("Manufacturer")),
+        );
+        labels.insert(LABEL_ACCELERATOR_COUNT, device_count(acc).to_string());
+    }
+}
+
+/// `(IPv4 addresses per interface, ENI-limited pods)` on the default network card.
+fn eni_limited_pods(info: &Value, name: &str) -> Result<(u64, u64), CatalogError> {
+    let missing = |field: &'static str| CatalogError::MissingField {
+        instance_type: name.to_string(),
+        field,
     };
-    let efa = u64_at(&["NetworkInfo", "EfaInfo", "MaximumEfaInterfaces"]).unwrap_or(0);
-    let pod_eni = builtin
-        .map(|b| b.extended(RESOURCE_POD_ENI).ceil_units())
-        .and_then(|v| u64::try_from(v).ok())
-        .unwrap_or(0);
-    let ipv4 = u64_at(&["NetworkInfo", "Ipv4AddressesPerInterface"])
+    let ipv4 = u64_at(info, &["NetworkInfo", "Ipv4AddressesPerInterface"])
         .ok_or_else(|| missing("NetworkInfo.Ipv4AddressesPerInterface"))?;
-    let default_card = u64_at(&["NetworkInfo", "DefaultNetworkCardIndex"]).unwrap_or(0);
+    let default_card = u64_at(info, &["NetworkInfo", "DefaultNetworkCardIndex"]).unwrap_or(0);
     let card_enis = path(info, &["NetworkInfo", "NetworkCards"])
         .and_then(Value::as_array)
         .and_then(|cards| {
@@ -639,36 +670,67 @@ fn instance_type_from_info(info: &Value) -> Result<InstanceType, CatalogError> {
         })
         .and_then(|c| c.get("MaximumNetworkInterfaces").and_then(Value::as_u64));
     let enis = card_enis
-        .or_else(|| u64_at(&["NetworkInfo", "MaximumNetworkInterfaces"]))
+        .or_else(|| u64_at(info, &["NetworkInfo", "MaximumNetworkInterfaces"]))
         .ok_or_else(|| missing("NetworkInfo.MaximumNetworkInterfaces"))?;
     let pods = if enis == 0 {
         0
     } else {
         enis * ipv4.saturating_sub(1) + 2
     };
-    let to_u32 = |v: u64, field: &str| {
-        u32::try_from(v).map_err(|_| CatalogError::BadNumber {
-            instance_type: name.clone(),
-            field: field.to_string(),
-            value: v.to_string(),
-        })
+    Ok((ipv4, pods))
+}
+
+/// Extended resources (computeCapacity): GPUs by maker, Neuron devices and cores, EFA, and
+/// `pod-eni` from `builtin`.
+fn extended_capacity(
+    info: &Value,
+    devices: &Devices,
+    builtin: Option<&InstanceType>,
+) -> [(&'static str, u64); 6] {
+    let sum_gpus = |maker: &str| -> u64 {
+        devices
+            .gpus
+            .iter()
+            .filter(|g| g.get("Manufacturer").and_then(Value::as_str) == Some(maker))
+            .filter_map(|g| g.get("Count").and_then(Value::as_u64))
+            .sum()
     };
-    Ok(InstanceType::new(
-        name.clone(),
-        labels,
-        to_u32(vcpus, "VCpuInfo.DefaultVCpus")?,
-        memory_mib,
-        to_u32(pods, "ENI-limited pods")?,
-        Some(to_u32(ipv4, "NetworkInfo.Ipv4AddressesPerInterface")?),
-        &[
-            (RESOURCE_NVIDIA_GPU, sum_gpus("NVIDIA")),
-            (RESOURCE_AMD_GPU, sum_gpus("AMD")),
-            (RESOURCE_NEURON, neuron_devices),
-            (RESOURCE_NEURON_CORE, neuron_cores),
-            (RESOURCE_EFA, efa),
-            (RESOURCE_POD_ENI, pod_eni),
-        ],
-    ))
+    let (neuron_devices, neuron_cores) = neuron_capacity(devices);
+    let efa = u64_at(info, &["NetworkInfo", "EfaInfo", "MaximumEfaInterfaces"]).unwrap_or(0);
+    let pod_eni = builtin
+        .map(|b| b.extended(RESOURCE_POD_ENI).ceil_units())
+        .and_then(|v| u64::try_from(v).ok())
+        .unwrap_or(0);
+    [
+        (RESOURCE_NVIDIA_GPU, sum_gpus("NVIDIA")),
+        (RESOURCE_AMD_GPU, sum_gpus("AMD")),
+        (RESOURCE_NEURON, neuron_devices),
+        (RESOURCE_NEURON_CORE, neuron_cores),
+        (RESOURCE_EFA, efa),
+        (RESOURCE_POD_ENI, pod_eni),
+    ]
+}
+
+/// `(Neuron devices, Neuron cores)`: from `NeuronInfo` when present, else the AWS
+/// inference accelerators count as devices with no cores.
+fn neuron_capacity(devices: &Devices) -> (u64, u64) {
+    if devices.neuron.is_empty() {
+        let n: u64 = devices
+            .inference
+            .iter()
+            .filter(|a| a.get("Manufacturer").and_then(Value::as_str) == Some("AWS"))
+            .map(device_count)
+            .sum();
+        (n, 0)
+    } else {
+        let n: u64 = devices.neuron.iter().map(device_count).sum();
+        let cores: u64 = devices
+            .neuron
+            .iter()
+            .map(|d| device_count(d) * u64_at(d, &["CoreInfo", "Count"]).unwrap_or(0))
+            .sum();
+        (n, cores)
+    }
 }
 
 #[cfg(test)]

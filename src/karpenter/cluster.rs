@@ -206,138 +206,158 @@ impl ClusterFacts {
             let Body::ClusterConfig(cc) = &o.body else {
                 continue;
             };
-            for z in &cc.availability_zones {
-                facts.add_zone(&z.value);
-            }
-            let groups = cc
-                .managed_node_groups
-                .iter()
-                .map(|g| (g, GroupSource::ManagedNodeGroup))
-                .chain(cc.node_groups.iter().map(|g| (g, GroupSource::NodeGroup)));
-            for (g, source) in groups {
-                let g_span = o.span(g);
-                let g = &g.value;
-                let count_field = g.desired_capacity.as_ref().or(g.min_size.as_ref());
-                // eksctl's default desired capacity is 2.
-                let count = count_field.map(|c| c.value).unwrap_or(2);
-                let mut instance_types: Vec<String> = g
-                    .instance_type
-                    .iter()
-                    .chain(g.instance_types.iter())
-                    .map(|t| t.value.to_string())
-                    .collect();
-                instance_types.dedup();
-                facts.node_groups.push(NodeGroup {
-                    name: g
-                        .name
-                        .as_ref()
-                        .map(|n| n.value.to_string())
-                        .unwrap_or_default(),
-                    source,
-                    instance_types,
-                    count,
-                    labels: g
-                        .labels
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                    taints: g
-                        .taints
-                        .0
-                        .iter()
-                        .filter_map(super::taints::from_model)
-                        .collect(),
-                    allocatable: None,
-                    zones: g
-                        .availability_zones
-                        .iter()
-                        .map(|z| z.value.to_string())
-                        .collect(),
-                    origin: Some(Origin {
-                        object: o.id,
-                        name: g.name.as_ref().map(|n| o.span(n)).unwrap_or(g_span),
-                        count: count_field.map(|c| o.span(c)),
-                        label_keys: g
-                            .labels
-                            .0
-                            .iter()
-                            .map(|(k, _)| (k.value.to_string(), o.span(k)))
-                            .collect(),
-                    }),
-                });
-            }
-            for p in &cc.fargate_profiles {
-                for s in &p.selectors {
-                    let Some(ns) = &s.namespace else { continue };
-                    facts.fargate.push(FargateSelector {
-                        profile: p
-                            .name
-                            .as_ref()
-                            .map(|n| n.value.to_string())
-                            .unwrap_or_default(),
-                        namespace: ns.value.to_string(),
-                        labels: s
-                            .labels
-                            .iter()
-                            .map(|(k, v)| (k.to_string(), v.to_string()))
-                            .collect(),
-                    });
-                }
-            }
+            facts.add_cluster_config(o, cc);
         }
         for o in index.of_kind(Kind::Node) {
             let Body::Node(n) = &o.body else { continue };
             if !is_static_node(o) {
                 continue;
             }
-            let labels: BTreeMap<String, String> = o
-                .labels()
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            let allocatable: ResourceList = n
-                .status
-                .allocatable
-                .iter()
-                .filter_map(|(k, v)| Quantity::parse(v).ok().map(|q| (k.to_string(), q)))
-                .collect();
-            facts.node_groups.push(NodeGroup {
-                name: o.name().to_string(),
-                source: GroupSource::Node,
-                instance_types: labels
-                    .get("node.kubernetes.io/instance-type")
-                    .or_else(|| labels.get("beta.kubernetes.io/instance-type"))
-                    .cloned()
-                    .into_iter()
-                    .collect(),
-                count: 1,
-                zones: labels
-                    .get(requirements::LABEL_ZONE)
-                    .cloned()
-                    .into_iter()
-                    .collect(),
-                labels,
-                taints: n
-                    .spec
-                    .taints
-                    .iter()
-                    .filter_map(super::taints::from_model)
-                    .collect(),
-                allocatable: (!allocatable.is_empty()).then_some(allocatable),
-                origin: Some(Origin {
-                    object: o.id,
-                    name: o.name_span(),
-                    count: None,
-                    label_keys: o
-                        .labels()
-                        .0
-                        .iter()
-                        .map(|(k, _)| (k.value.to_string(), o.span(k)))
-                        .collect(),
-                }),
-            });
+            facts.node_groups.push(Self::node_group_of_node(o, n));
         }
         facts
+    }
+
+    /// One eksctl `ClusterConfig` `o`: its zones, managed then self-managed node groups,
+    /// and Fargate selectors.
+    fn add_cluster_config(&mut self, o: &Object, cc: &crate::model::cluster::EksctlClusterConfig) {
+        for z in &cc.availability_zones {
+            self.add_zone(&z.value);
+        }
+        let groups = cc
+            .managed_node_groups
+            .iter()
+            .map(|g| (g, GroupSource::ManagedNodeGroup))
+            .chain(cc.node_groups.iter().map(|g| (g, GroupSource::NodeGroup)));
+        for (g, source) in groups {
+            self.node_groups.push(Self::eksctl_node_group(o, g, source));
+        }
+        for p in &cc.fargate_profiles {
+            for s in &p.selectors {
+                let Some(ns) = &s.namespace else { continue };
+                self.fargate.push(FargateSelector {
+                    profile: p
+                        .name
+                        .as_ref()
+                        .map(|n| n.value.to_string())
+                        .unwrap_or_default(),
+                    namespace: ns.value.to_string(),
+                    labels: s
+                        .labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                });
+            }
+        }
+    }
+
+    /// An eksctl `managedNodeGroups[]` / `nodeGroups[]` entry of ClusterConfig `o`.
+    fn eksctl_node_group(
+        o: &Object,
+        g: &crate::model::de::Spanned<crate::model::cluster::EksctlNodeGroup>,
+        source: GroupSource,
+    ) -> NodeGroup {
+        let g_span = o.span(g);
+        let g = &g.value;
+        let count_field = g.desired_capacity.as_ref().or(g.min_size.as_ref());
+        // eksctl's default desired capacity is 2.
+        let count = count_field.map(|c| c.value).unwrap_or(2);
+        let mut instance_types: Vec<String> = g
+            .instance_type
+            .iter()
+            .chain(g.instance_types.iter())
+            .map(|t| t.value.to_string())
+            .collect();
+        instance_types.dedup();
+        NodeGroup {
+            name: g
+                .name
+                .as_ref()
+                .map(|n| n.value.to_string())
+                .unwrap_or_default(),
+            source,
+            instance_types,
+            count,
+            labels: g
+                .labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            taints: g
+                .taints
+                .0
+                .iter()
+                .filter_map(super::taints::from_model)
+                .collect(),
+            allocatable: None,
+            zones: g
+                .availability_zones
+                .iter()
+                .map(|z| z.value.to_string())
+                .collect(),
+            origin: Some(Origin {
+                object: o.id,
+                name: g.name.as_ref().map(|n| o.span(n)).unwrap_or(g_span),
+                count: count_field.map(|c| o.span(c)),
+                label_keys: g
+                    .labels
+                    .0
+                    .iter()
+                    .map(|(k, _)| (k.value.to_string(), o.span(k)))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// A group of one: a static `Node` `o`, with its reported allocatable.
+    fn node_group_of_node(o: &Object, n: &crate::model::cluster::Node) -> NodeGroup {
+        let labels: BTreeMap<String, String> = o
+            .labels()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let allocatable: ResourceList = n
+            .status
+            .allocatable
+            .iter()
+            .filter_map(|(k, v)| Quantity::parse(v).ok().map(|q| (k.to_string(), q)))
+            .collect();
+        NodeGroup {
+            name: o.name().to_string(),
+            source: GroupSource::Node,
+            instance_types: labels
+                .get("node.kubernetes.io/instance-type")
+                .or_else(|| labels.get("beta.kubernetes.io/instance-type"))
+                .cloned()
+                .into_iter()
+                .collect(),
+            count: 1,
+            zones: labels
+                .get(requirements::LABEL_ZONE)
+                .cloned()
+                .into_iter()
+                .collect(),
+            labels,
+            taints: n
+                .spec
+                .taints
+                .iter()
+                .filter_map(super::taints::from_model)
+                .collect(),
+            allocatable: (!allocatable.is_empty()).then_some(allocatable),
+            origin: Some(Origin {
+                object: o.id,
+                name: o.name_span(),
+                count: None,
+                label_keys: o
+                    .labels()
+                    .0
+                    .iter()
+                    .map(|(k, _)| (k.value.to_string(), o.span(k)))
+                    .collect(),
+            }),
+        }
     }
 
     /// Adds a node group stated outside the manifests (the config file's

@@ -357,94 +357,18 @@ impl<'a, 'c> Pool<'a, 'c> {
         } else {
             LabelFlavor::KarpenterAws
         };
-        let mut reqs = Requirements::new();
-        let mut spans = BTreeMap::new();
-        for (k, v) in &np.labels.0 {
-            let req = if v.value.as_str().contains("${") {
-                Requirement::exists(&k.value)
-            } else {
-                Requirement::in_values(&k.value, [v.value.as_str()])
-            };
-            spans.insert(req.key().to_string(), obj.span(k));
-            reqs.add(req);
-        }
-        for r in &np.requirements {
-            let values: Vec<&str> = r.values.iter().map(|v| v.value.as_str()).collect();
-            let req = if values.iter().any(|v| v.contains("${")) {
-                Ok(Requirement::exists(&r.key.value))
-            } else {
-                r.operator
-                    .value
-                    .parse::<Operator>()
-                    .map_err(|e| e.to_string())
-                    .and_then(|op| {
-                        Requirement::new(&r.key.value, op, values).map_err(|e| e.to_string())
-                    })
-            };
-            if let Ok(req) = req {
-                spans
-                    .entry(req.key().to_string())
-                    .or_insert(obj.span(&r.key));
-                reqs.add(req);
-            }
-        }
-        if np.api == KarpenterApi::V1alpha5 {
-            v1alpha5_defaults(&mut reqs);
-        }
-        let nodepool_label = if np.api == KarpenterApi::V1alpha5 {
-            "karpenter.sh/provisioner-name"
-        } else {
-            requirements::LABEL_NODEPOOL
-        };
-        reqs.add(Requirement::in_values(nodepool_label, [name.as_str()]));
-
+        let (reqs, spans) = Self::template_requirements(obj, np, &name);
         let taints = np
             .taints
             .iter()
             .filter_map(|t| Some((super::taints::from_model(t)?, obj.span(&t.key))))
             .collect();
-        let mut limits = ResourceList::new();
-        let mut limit_spans = BTreeMap::new();
-        for (k, v) in &np.limits.0 {
-            if let Ok(q) = Quantity::parse(v.value.as_str()) {
-                limits.insert(k.value.clone(), q);
-                limit_spans.insert(k.value.to_string(), obj.span(k));
-            }
-        }
+        let (limits, limit_spans) = Self::limits(obj, np);
 
         let nc = node_class(index, obj, np);
         let kubelet = kubelet_config(np.kubelet.as_ref().or(nc.and_then(|c| c.kubelet.as_ref())));
-        let family = nc
-            .and_then(|c| {
-                c.ami_family
-                    .as_ref()
-                    .and_then(|f| AmiFamily::parse(&f.value).ok())
-                    .or_else(|| {
-                        c.ami_selector_terms.iter().find_map(|t| {
-                            t.alias
-                                .as_ref()
-                                .and_then(|a| AmiFamily::from_alias(&a.value).ok())
-                        })
-                    })
-            })
-            // EKS Auto Mode nodes run Bottlerocket.
-            .unwrap_or(if flavor == LabelFlavor::EksAutoMode {
-                AmiFamily::Bottlerocket
-            } else {
-                AmiFamily::default()
-            });
-        let root_volume = nc.and_then(|c| {
-            c.block_device_mappings
-                .iter()
-                .find(|b| {
-                    b.root_volume.as_ref().is_some_and(|r| r.value)
-                        || b.device_name
-                            .as_ref()
-                            .is_some_and(|d| d.value == "/dev/xvda")
-                })
-                .and_then(|b| b.ebs.as_ref()?.volume_size.as_ref())
-                .and_then(|s| Quantity::parse(s.value.as_str()).ok())
-        });
+        let family = Self::ami_family(nc, flavor);
+        let root_volume = Self::root_volume_size(nc);
 
         let (type_reqs, allocs) = {
             // A poisoned lock only means another pool's set-up panicked; the tables are
@@ -474,6 +398,114 @@ impl<'a, 'c> Pool<'a, 'c> {
             node_class_known: nc.is_some(),
             family,
         }
+    }
+
+    /// The node template's requirements, each key with the span that defines it: template
+    /// labels first, then `requirements` (a `${…}` placeholder value becomes `Exists`), the
+    /// v1alpha5 webhook defaults, and `karpenter.sh/nodepool` (or `provisioner-name`).
+    fn template_requirements(
+        obj: &Object,
+        np: &NodePool,
+        name: &str,
+    ) -> (Requirements, BTreeMap<String, Span>) {
+        let mut reqs = Requirements::new();
+        let mut spans = BTreeMap::new();
+        for (k, v) in &np.labels.0 {
+            let req = if v.value.as_str().contains("${") {
+                Requirement::exists(&k.value)
+            } else {
+                Requirement::in_values(&k.value, [v.value.as_str()])
+            };
+            spans.insert(req.key().to_string(), obj.span(k));
+            reqs.add(req);
+        }
+        for r in &np.requirements {
+            if let Some(req) = Self::template_requirement(r) {
+                spans
+                    .entry(req.key().to_string())
+                    .or_insert(obj.span(&r.key));
+                reqs.add(req);
+            }
+        }
+        if np.api == KarpenterApi::V1alpha5 {
+            v1alpha5_defaults(&mut reqs);
+        }
+        let nodepool_label = if np.api == KarpenterApi::V1alpha5 {
+            "karpenter.sh/provisioner-name"
+        } else {
+            requirements::LABEL_NODEPOOL
+        };
+        reqs.add(Requirement::in_values(nodepool_label, [name]));
+        (reqs, spans)
+    }
+
+    /// One `requirements[]` entry; a `${…}` placeholder among the values makes it `Exists`.
+    /// `None` when the operator or values are invalid.
+    fn template_requirement(
+        r: &crate::model::workload::NodeSelectorRequirement,
+    ) -> Option<Requirement> {
+        let values: Vec<&str> = r.values.iter().map(|v| v.value.as_str()).collect();
+        if values.iter().any(|v| v.contains("${")) {
+            Some(Requirement::exists(&r.key.value))
+        } else {
+            let op = r.operator.value.parse::<Operator>().ok()?;
+            Requirement::new(&r.key.value, op, values).ok()
+        }
+    }
+
+    /// `limits`, those that parse as quantities, with the span of each key.
+    fn limits(obj: &Object, np: &NodePool) -> (ResourceList, BTreeMap<String, Span>) {
+        let mut limits = ResourceList::new();
+        let mut limit_spans = BTreeMap::new();
+        for (k, v) in &np.limits.0 {
+            if let Ok(q) = Quantity::parse(v.value.as_str()) {
+                limits.insert(k.value.clone(), q);
+                limit_spans.insert(k.value.to_string(), obj.span(k));
+            }
+        }
+        (limits, limit_spans)
+    }
+
+    /// The node class's AMI family (`amiFamily`, else the first `amiSelectorTerms` alias);
+    /// without one, Bottlerocket on EKS Auto Mode, else the default.
+    fn ami_family(
+        nc: Option<&crate::model::karpenter::NodeClass>,
+        flavor: LabelFlavor,
+    ) -> AmiFamily {
+        nc.and_then(|c| {
+            c.ami_family
+                .as_ref()
+                .and_then(|f| AmiFamily::parse(&f.value).ok())
+                .or_else(|| {
+                    c.ami_selector_terms.iter().find_map(|t| {
+                        t.alias
+                            .as_ref()
+                            .and_then(|a| AmiFamily::from_alias(&a.value).ok())
+                    })
+                })
+        })
+        // EKS Auto Mode nodes run Bottlerocket.
+        .unwrap_or(if flavor == LabelFlavor::EksAutoMode {
+            AmiFamily::Bottlerocket
+        } else {
+            AmiFamily::default()
+        })
+    }
+
+    /// The root volume's size: the block device mapping marked `rootVolume`, or `/dev/xvda`.
+    fn root_volume_size(nc: Option<&crate::model::karpenter::NodeClass>) -> Option<Quantity> {
+        nc.and_then(|c| {
+            c.block_device_mappings
+                .iter()
+                .find(|b| {
+                    b.root_volume.as_ref().is_some_and(|r| r.value)
+                        || b.device_name
+                            .as_ref()
+                            .is_some_and(|d| d.value == "/dev/xvda")
+                })
+                .and_then(|b| b.ebs.as_ref()?.volume_size.as_ref())
+                .and_then(|s| Quantity::parse(s.value.as_str()).ok())
+        })
     }
 
     /// Instance types the NodePool requirements allow, in catalog order.

@@ -42,105 +42,159 @@ impl Rule for UnsatisfiableTopologySpread {
             let Some(reach) = o.reach(cx) else {
                 return;
             };
-            let karpenter =
-                format!("unsatisfiable topology constraint for topology spread, key={key}");
+            let spread = Spread {
+                obj,
+                c,
+                key,
+                karpenter: format!(
+                    "unsatisfiable topology constraint for topology spread, key={key}"
+                ),
+                replicas,
+                sim,
+                reach,
+            };
             if topology::no_domains_for_sure(sim, cx.index, key) {
-                let mut f = META.finding(obj,
-                    obj.span(&c.topology_key),
-                    format!("{karpenter}: no NodePool or node has a value for this key"),
-                )
-                .label("no NodePool offers this topology key")
-                .help(format!(
-                    "spread on a key Karpenter knows (`topology.kubernetes.io/zone`, `kubernetes.io/hostname`, `karpenter.sh/capacity-type`), or add `{{key: {key}, operator: In, values: [...]}}` to the requirements of the NodePools this workload uses"
-                ));
-                let pools: Vec<usize> = if reach.compatible.is_empty() {
-                    (0..sim.pools.len()).collect()
-                } else {
-                    reach.compatible.clone()
-                };
-                for p in pools.iter().take(3).map(|&i| &sim.pools[i]) {
-                    f = f.related(
-                        p.obj,
-                        p.name_span(),
-                        format!("NodePool \"{}\" does not define \"{key}\"", p.name),
-                    );
-                }
-                out.push(f);
+                out.push(spread.key_without_values());
                 continue;
             }
             if !topology::selects(c.label_selector.as_ref(), labels) || reach.tolerated.is_empty() {
                 continue;
             }
-            let skew = c.max_skew.as_ref().map(|s| s.value).unwrap_or(1).max(1);
-            let honor_affinity = c
-                .node_affinity_policy
-                .as_ref()
-                .is_none_or(|p| p.value != "Ignore");
-            let honor_taints = c
-                .node_taints_policy
-                .as_ref()
-                .is_some_and(|p| p.value == "Honor");
-            let all_pools: Vec<usize> = (0..sim.pools.len()).collect();
-            let counted_pools: &[usize] = match (honor_affinity, honor_taints) {
-                (true, true) => &reach.tolerated,
-                (true, false) => &reach.compatible,
-                (false, _) => &all_pools,
-            };
-            let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
-            let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
-            if let Some(f) = min_domains(obj, c, cx, reach, &usable, skew, replicas, &karpenter) {
+            if let Some(f) = spread.too_few_domains(cx) {
                 out.push(f);
-                continue;
             }
-            // The troubleshooting-guide trap: domains of pools the pod cannot use count.
-            let Some(n) = usable.count() else { continue };
-            let extra: Vec<&String> = counted
-                .values
-                .iter()
-                .filter(|v| !usable.values.contains(*v))
-                .collect();
-            let capacity = skew.saturating_mul(n as i64);
-            if extra.is_empty() || replicas <= capacity {
-                continue;
-            }
-            let extra_s: Vec<&str> = extra.iter().map(|s| s.as_str()).collect();
-            let why = if honor_affinity {
-                "NodePools whose taints this pod does not tolerate"
-            } else {
-                "NodePools this pod cannot use (`nodeAffinityPolicy: Ignore`)"
-            };
-            let mut f = META.finding_with(Severity::Warning, obj,
-                obj.span(&c.topology_key),
-                format!(
-                    "{karpenter}: {key} [{}] of {why} counts as an empty domain, so only {capacity} of {replicas} replicas can schedule in {}",
-                    extra_s.join(" "),
-                    usable.render()
-                ),
-            )
-            .label(format!("{} domain(s) this pod can never reach are counted", extra.len()))
-            .help(if honor_affinity {
-                "add `nodeTaintsPolicy: Honor` to this constraint so domains of NodePools whose taints the pod does not tolerate are not counted, or let the pod use those NodePools".to_string()
-            } else {
-                "remove `nodeAffinityPolicy: Ignore` (the default `Honor` counts only domains the pod can use)".to_string()
-            });
-            for &i in counted_pools {
-                let p = &sim.pools[i];
-                let d = topology::pool_domains(p, key, None);
-                if d.values.iter().any(|v| extra.contains(&v)) {
-                    let span = p.requirement_span(key);
-                    f = f.related(
-                        p.obj,
-                        span,
-                        format!(
-                            "NodePool \"{}\" offers {key} {} but this pod cannot use it",
-                            p.name,
-                            d.render()
-                        ),
-                    );
-                }
-            }
-            out.push(f);
         }
+    }
+}
+
+/// One `DoNotSchedule` constraint (not on hostname) of a workload Karpenter provisions for,
+/// with what the checks below share.
+struct Spread<'s, 'a, 'c> {
+    obj: &'s Object,
+    c: &'s TopologySpreadConstraint,
+    /// The normalised topology key.
+    key: &'s str,
+    /// The start of Karpenter's own message, quoted so users can search it.
+    karpenter: String,
+    replicas: i64,
+    sim: &'s crate::karpenter::sim::Simulator<'a, 'c>,
+    reach: &'s Reach,
+}
+
+impl Spread<'_, '_, '_> {
+    /// No NodePool or node has a value for the key: the pods never schedule.
+    fn key_without_values(&self) -> Finding {
+        let (obj, key, karpenter, sim) = (self.obj, self.key, &self.karpenter, self.sim);
+        let mut f = META.finding(obj,
+            obj.span(&self.c.topology_key),
+            format!("{karpenter}: no NodePool or node has a value for this key"),
+        )
+        .label("no NodePool offers this topology key")
+        .help(format!(
+            "spread on a key Karpenter knows (`topology.kubernetes.io/zone`, `kubernetes.io/hostname`, `karpenter.sh/capacity-type`), or add `{{key: {key}, operator: In, values: [...]}}` to the requirements of the NodePools this workload uses"
+        ));
+        let pools: Vec<usize> = if self.reach.compatible.is_empty() {
+            (0..sim.pools.len()).collect()
+        } else {
+            self.reach.compatible.clone()
+        };
+        for p in pools.iter().take(3).map(|&i| &sim.pools[i]) {
+            f = f.related(
+                p.obj,
+                p.name_span(),
+                format!("NodePool \"{}\" does not define \"{key}\"", p.name),
+            );
+        }
+        f
+    }
+
+    /// Fewer domains than the replicas need at `maxSkew`: too few for `minDomains`, or
+    /// domains the pod cannot reach counted as empty ones.
+    fn too_few_domains(&self, cx: &Context) -> Option<Finding> {
+        let c = self.c;
+        let skew = c.max_skew.as_ref().map(|s| s.value).unwrap_or(1).max(1);
+        let honor_affinity = c
+            .node_affinity_policy
+            .as_ref()
+            .is_none_or(|p| p.value != "Ignore");
+        let honor_taints = c
+            .node_taints_policy
+            .as_ref()
+            .is_some_and(|p| p.value == "Honor");
+        let (sim, reach, key) = (self.sim, self.reach, self.key);
+        let all_pools: Vec<usize> = (0..sim.pools.len()).collect();
+        let counted_pools: &[usize] = match (honor_affinity, honor_taints) {
+            (true, true) => &reach.tolerated,
+            (true, false) => &reach.compatible,
+            (false, _) => &all_pools,
+        };
+        let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
+        let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
+        let (obj, replicas, karpenter) = (self.obj, self.replicas, &self.karpenter);
+        if let Some(f) = min_domains(obj, c, cx, reach, &usable, skew, replicas, karpenter) {
+            return Some(f);
+        }
+        let n = usable.count()?;
+        let capacity = skew.saturating_mul(n as i64);
+        self.unreachable_domains_counted(counted_pools, &counted, &usable, capacity, honor_affinity)
+    }
+
+    /// The troubleshooting-guide trap: domains of pools the pod cannot use count (as empty
+    /// ones), so `capacity` (`maxSkew` × usable domains) is all that can schedule.
+    fn unreachable_domains_counted(
+        &self,
+        counted_pools: &[usize],
+        counted: &topology::Domains,
+        usable: &topology::Domains,
+        capacity: i64,
+        honor_affinity: bool,
+    ) -> Option<Finding> {
+        let (obj, key, karpenter, replicas) = (self.obj, self.key, &self.karpenter, self.replicas);
+        let extra: Vec<&String> = counted
+            .values
+            .iter()
+            .filter(|v| !usable.values.contains(*v))
+            .collect();
+        if extra.is_empty() || replicas <= capacity {
+            return None;
+        }
+        let extra_s: Vec<&str> = extra.iter().map(|s| s.as_str()).collect();
+        let why = if honor_affinity {
+            "NodePools whose taints this pod does not tolerate"
+        } else {
+            "NodePools this pod cannot use (`nodeAffinityPolicy: Ignore`)"
+        };
+        let mut f = META.finding_with(Severity::Warning, obj,
+            obj.span(&self.c.topology_key),
+            format!(
+                "{karpenter}: {key} [{}] of {why} counts as an empty domain, so only {capacity} of {replicas} replicas can schedule in {}",
+                extra_s.join(" "),
+                usable.render()
+            ),
+        )
+        .label(format!("{} domain(s) this pod can never reach are counted", extra.len()))
+        .help(if honor_affinity {
+            "add `nodeTaintsPolicy: Honor` to this constraint so domains of NodePools whose taints the pod does not tolerate are not counted, or let the pod use those NodePools".to_string()
+        } else {
+            "remove `nodeAffinityPolicy: Ignore` (the default `Honor` counts only domains the pod can use)".to_string()
+        });
+        for &i in counted_pools {
+            let p = &self.sim.pools[i];
+            let d = topology::pool_domains(p, key, None);
+            if d.values.iter().any(|v| extra.contains(&v)) {
+                let span = p.requirement_span(key);
+                f = f.related(
+                    p.obj,
+                    span,
+                    format!(
+                        "NodePool \"{}\" offers {key} {} but this pod cannot use it",
+                        p.name,
+                        d.render()
+                    ),
+                );
+            }
+        }
+        Some(f)
     }
 }
 
