@@ -137,11 +137,20 @@ pub(super) fn stream(
         next_id: AtomicUsize::new(first_id),
         abandoned: AtomicBool::new(false),
     };
+    // Each task's results join one accumulator as soon as it ends: a tree of partial
+    // results (rayon's `reduce`) would hold several growing copies at once.
+    let done = std::sync::Mutex::new(WorkloadPhase::default());
     files
         .par_chunks_mut(FILES_PER_TASK)
         .enumerate()
-        .map(|(chunk, states)| run.task(chunk * FILES_PER_TASK, states))
-        .reduce(WorkloadPhase::default, WorkloadPhase::merge)
+        .for_each(|(chunk, states)| {
+            let phase = run.task(chunk * FILES_PER_TASK, states);
+            let mut done = super::lock(&done);
+            let all = std::mem::take(&mut *done);
+            *done = all.merge(phase);
+        });
+    done.into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Stream<'_, '_, '_> {
