@@ -6,7 +6,7 @@
 #
 # Creates src/rules/<rule_id>.rs (declare_rule! and an empty `impl Rule`),
 # lints/<rule-id>.md (the sections every rule doc has), fixtures/<rule-id>/fire.yaml and
-# quiet.yaml, and inserts `mod <rule_id>;` and the registry line into src/rules/mod.rs in
+# quiet.yaml, and inserts the rule's line into the `rules!` list of src/rules/mod.rs in
 # id order. DIR (default: the repository holding this script) is where those paths are.
 # Exit codes: 0 done, 2 bad arguments, an existing id, or a src/rules/mod.rs it cannot read;
 # nothing is written unless every check passes.
@@ -53,17 +53,15 @@ fixtures="$root/fixtures/$id"
 for existing in "$rule_rs" "$doc" "$fixtures"; do
     [[ ! -e "$existing" ]] || die "rule \"$id\" already exists: ${existing#"$root"/}"
 done
-if grep -q "\"$id\"" "$mod_rs" || grep -Eq "^mod $module;|&$module::" "$mod_rs"; then
+if grep -q "\"$id\"" "$mod_rs" || grep -Eq "^    (mod )?[a-z0-9_]+::$name,$" "$mod_rs"; then
     die "rule \"$id\" already exists: src/rules/mod.rs names it"
 fi
 
-# src/rules/mod.rs with the `mod` line among the `mod` lines (sorted as rustfmt sorts them)
-# and the registry line among the registry's entries, in id order (read from each entry's
-# struct name, since rules in a folder such as scheduling/ share a module prefix).
+# src/rules/mod.rs with the rule's line in the `rules!` list, in id order (read from each
+# entry's struct name, since rules in a folder such as scheduling/ share a module prefix).
 new_mod_rs="$(mktemp)"
 trap 'rm -f "$new_mod_rs"' EXIT
 awk -v module="$module" -v id="$id" -v name="$name" '
-    function flush_mod() { if (!mod_done) { print "mod " module ";"; mod_done = 1 } }
     function kebab(camel,    i, c, out) {
         for (i = 1; i <= length(camel); i++) {
             c = substr(camel, i, 1)
@@ -71,27 +69,18 @@ awk -v module="$module" -v id="$id" -v name="$name" '
         }
         return out
     }
-    function flush_reg() { if (!reg_done) { print "        &" module "::" name ","; reg_done = 1 } }
-    /^mod [a-z0-9_]+;$/ {
-        in_mods = 1
-        m = $2; sub(/;$/, "", m)
-        if (m > module) flush_mod()
+    function flush() { if (!done) { print "    mod " module "::" name ","; done = 1 } }
+    /^rules! \{$/ { in_list = 1; print; next }
+    in_list && /^    (mod )?[a-z0-9_]+::[A-Za-z0-9]+,$/ {
+        e = $NF; sub(/^.*::/, "", e); sub(/,$/, "", e)
+        if (kebab(e) > id) flush()
         print; next
     }
-    in_mods { flush_mod(); in_mods = 0 }
-    /^pub fn registry\(\)/ { in_reg = 1 }
-    in_reg && /^        &[a-z0-9_]+::[A-Za-z0-9]+,$/ {
-        seen_entry = 1
-        # The entry'\''s rule id, from its struct name (`&scheduling::NoInstanceTypeFits,`).
-        e = $1; sub(/^.*::/, "", e); sub(/,$/, "", e); e = kebab(e)
-        if (e > id) flush_reg()
-        print; next
-    }
-    in_reg && seen_entry && /^    \]/ { flush_reg(); in_reg = 0 }
+    in_list && /^\}$/ { flush(); in_list = 0 }
     { print }
-    END { if (!mod_done || !reg_done) exit 3 }
+    END { if (!done) exit 3 }
 ' "$mod_rs" >"$new_mod_rs" ||
-    die "cannot find the \`mod\` lines and the registry() entries in src/rules/mod.rs"
+    die "cannot find the \`rules!\` list in src/rules/mod.rs"
 
 escaped="${summary//\\/\\\\}"
 escaped="${escaped//\"/\\\"}"
@@ -100,7 +89,7 @@ mkdir -p "$fixtures"
 cat >"$rule_rs" <<EOF
 //! \`$id\`: TODO: one paragraph on what this rule finds and why karplint checks it.
 
-use super::{Rule, declare_rule};
+use super::Rule;
 
 declare_rule!(
     $name,

@@ -7,7 +7,7 @@
 //! write several reports from one run.
 
 use crate::config::{self, Config, Level};
-use crate::engine::{self as lint, LintOptions};
+use crate::engine::{self, LintOptions};
 use crate::report::{self, github, human, json, markdown, sarif};
 use crate::rules;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -386,7 +386,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
 
 /// Runs the pipeline for the lint arguments (config file, flags, threads); `Err` carries
 /// the exit code.
-fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(lint::Outcome, FailOn), i32> {
+fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(engine::Outcome, FailOn), i32> {
     let cfg = load_config(args)?;
     let (mut opts, fail_on) = merge(args, cfg).map_err(|e| {
         eprintln!("karplint: {e}");
@@ -409,7 +409,7 @@ fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(lint::Outcome, FailOn), 
         args.format.iter().all(|f| *f == Format::Human) && std::io::stderr().is_terminal(),
         std::sync::atomic::Ordering::Relaxed,
     );
-    let outcome = lint::lint(&opts, &mut std::io::stdin()).map_err(|e| {
+    let outcome = engine::lint(&opts, &mut std::io::stdin()).map_err(|e| {
         eprintln!("karplint: {e}");
         2
     })?;

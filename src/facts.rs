@@ -32,21 +32,21 @@ pub struct WorkloadFacts {
     pub pod_labels: SpannedMap,
     /// Container images (init containers included), as written.
     pub images: Box<[Str]>,
-    /// Environment variables with a value of its (non-init) containers, of the names the
-    /// model keeps ([`crate::model::kept::ENV_VARS`]); read through [`Self::env_values`].
+    /// Environment variables with a value of its containers (not init containers, which do
+    /// not run the agents rules look for), of the names the model keeps ([`crate::model::kept::ENV_VARS`]); read through [`Self::env_values`].
     env: Box<[(Str, Str)]>,
     /// Containers that end up without a cpu or memory request
     /// ([`containers_without_requests`]); 0 for `--context` workloads.
     pub containers_without_requests: usize,
     /// Where Karpenter puts its pods, for a linted workload in a run with NodePools.
-    pub placement: Placement,
+    pub scheduling: Scheduling,
     /// Its volume claims, when Karpenter provisions for it.
     pub claims: Box<[ClaimFacts]>,
 }
 
 /// Where Karpenter puts a workload's pods, without the reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
+pub enum Scheduling {
     /// Not judged: a `--context` workload, or a run without NodePools.
     Unknown,
     /// Karpenter never provisions for it (DaemonSets, `nodeName`, pods it ignores).
@@ -56,10 +56,10 @@ pub enum Placement {
     Pending,
 }
 
-impl Placement {
+impl Scheduling {
     /// Karpenter provisions for the pods (they schedule or stay pending).
     pub fn provisioned(self) -> bool {
-        matches!(self, Placement::Schedules(_) | Placement::Pending)
+        matches!(self, Scheduling::Schedules(_) | Scheduling::Pending)
     }
 }
 
@@ -89,13 +89,13 @@ impl WorkloadFacts {
     /// on its pod template, when it was judged.
     pub fn of(obj: &Object, verdict: Option<&Verdict>, index: &Index) -> Option<WorkloadFacts> {
         let w = obj.workload()?;
-        let placement = match verdict {
-            None => Placement::Unknown,
-            Some(Verdict::NotProvisionable | Verdict::Ignored(_)) => Placement::NotProvisioned,
-            Some(Verdict::Schedules(p)) => Placement::Schedules(p.pool),
-            Some(Verdict::Pending(_)) => Placement::Pending,
+        let scheduling = match verdict {
+            None => Scheduling::Unknown,
+            Some(Verdict::NotProvisionable | Verdict::Ignored(_)) => Scheduling::NotProvisioned,
+            Some(Verdict::Schedules(p)) => Scheduling::Schedules(p.pool),
+            Some(Verdict::Pending(_)) => Scheduling::Pending,
         };
-        let claims = if placement.provisioned() {
+        let claims = if scheduling.provisioned() {
             crate::karpenter::volumes::claim_volumes(index, obj)
                 .iter()
                 .map(|v| ClaimFacts {
@@ -133,7 +133,7 @@ impl WorkloadFacts {
             } else {
                 containers_without_requests(obj, index).len()
             },
-            placement,
+            scheduling,
             claims,
         })
     }

@@ -4,7 +4,7 @@
 //! Shared by the cargo-fuzz targets in `fuzz/` and by `tests/fuzz.rs`, which replays the
 //! kept regression inputs and runs a short randomized pass on stable Rust. Not a stable API.
 
-use crate::engine as lint;
+use crate::engine;
 use crate::report::{self, human, json};
 
 /// Runs parse → model → index → rules → both renderers on `data` (read as `karplint -`
@@ -23,7 +23,7 @@ pub fn lint_text(text: &str) {
             .stack_size(64 << 20)
             .build_global();
     });
-    let Ok(report) = lint::lint_str(text) else {
+    let Ok(report) = engine::lint_str(text) else {
         return;
     };
     let texts = report::Texts::load(&report);

@@ -776,21 +776,18 @@ fn new_rule_scaffolds_every_file_and_registers_the_rule_in_id_order() {
     assert!(read("fixtures/pod-too-large/fire.yaml").contains("TODO"));
     assert!(read("fixtures/pod-too-large/quiet.yaml").contains("TODO"));
 
-    // The `mod` line and the registry line, each between its neighbours in id order.
+    // One line in the `rules!` list, between its neighbours in id order.
     let module = read("src/rules/mod.rs");
     let original = std::fs::read_to_string("src/rules/mod.rs").expect("mod.rs");
-    assert_eq!(module.lines().count(), original.lines().count() + 2);
-    let mods: Vec<&str> = module.lines().filter(|l| l.starts_with("mod ")).collect();
-    let mut sorted = mods.clone();
-    sorted.sort();
-    assert_eq!(mods, sorted);
-    assert!(mods.contains(&"mod pod_too_large;"));
-    let entries: Vec<&str> = module
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with('&') && l.contains("::") && l.ends_with(','))
-        .collect();
-    // Each entry's rule id, from its struct name: `&scheduling::NoInstanceTypeFits,`.
+    assert_eq!(module.lines().count(), original.lines().count() + 1);
+    let list = &module[module.find("\nrules! {\n").expect("the rules! list")..];
+    let list = &list[..list.find("\n}\n").expect("the list's end")];
+    let entries: Vec<&str> = list.lines().skip(2).map(str::trim).collect();
+    assert!(
+        entries.contains(&"mod pod_too_large::PodTooLarge,"),
+        "{list}"
+    );
+    // Each entry's rule id, from its struct name: `scheduling::NoInstanceTypeFits,`.
     let kebab = |camel: &str| {
         let mut id = String::new();
         for (i, c) in camel.chars().enumerate() {
@@ -807,13 +804,12 @@ fn new_rule_scaffolds_every_file_and_registers_the_rule_in_id_order() {
     };
     let ids: Vec<String> = entries
         .iter()
-        .filter(|l| l.starts_with("&") && !l.starts_with("&'"))
         .map(|l| kebab(l[l.rfind("::").expect("::") + 2..].trim_end_matches(',')))
         .collect();
+    assert_eq!(ids.len(), karplint::rules::registry().len() + 1);
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted);
-    assert!(entries.contains(&"&pod_too_large::PodTooLarge,"));
 
     // Once it exists, the same id is refused and nothing changes.
     let again = new_rule(root.path(), &["pod-too-large", "warning", "again"]);

@@ -1,4 +1,4 @@
-//! Workloads are linted file by file and dropped (see `src/lint.rs`): questions about other
+//! Workloads are linted file by file and dropped (see `src/engine/`): questions about other
 //! workloads must still see every one of them, whatever file holds it and in whatever order
 //! the files are parsed; and an object of a held kind that the byte scan misses must not
 //! change what is reported.
@@ -192,7 +192,7 @@ fn a_held_kind_the_scan_cannot_read_is_still_held() {
 }
 
 #[test]
-fn annotations_suppress_in_files_split_between_the_two_steps() {
+fn annotations_suppress_in_files_split_between_the_cluster_and_workload_phases() {
     // No requests: missing-resource-requests fires on each copy unless suppressed.
     let bare = |name: &str, annotation: &str| {
         format!(

@@ -69,9 +69,7 @@ pub(super) fn parse_held(
             state
         })
         .collect();
-    let mut objects = gathered
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut objects = super::into_inner(gathered);
     objects.sort_unstable_by_key(|o| (o.source, o.id));
     objects.shrink_to_fit();
     super::number(&mut objects, 0);

@@ -81,12 +81,25 @@ pub enum LintError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Discover(#[from] DiscoverError),
-    #[error("{path}: cannot read instance types: {message}")]
+    #[error("{path}: cannot read instance types: {source}")]
     #[diagnostic(
         code(karplint::instance_types),
         help("pass the JSON printed by `aws ec2 describe-instance-types`")
     )]
-    InstanceTypes { path: String, message: String },
+    InstanceTypes {
+        path: String,
+        #[source]
+        source: InstanceTypesError,
+    },
+}
+
+/// Why an `--instance-types` file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceTypesError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Catalog(#[from] crate::karpenter::catalog::CatalogError),
 }
 
 /// A source that could not be read (exit code 2; the run goes on without it).
@@ -135,9 +148,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         timings.mark("cluster phase: read + parse held documents");
         let index = Index::new(&held.objects);
         let cx = Context::new(&index, catalog, &opts.cluster);
-        let held_checked = workload::check_all(&held.objects, &cx, opts.plan);
         timings.mark("cluster phase: index + simulator");
-        let mut streamed = workload::stream(
+        let mut workloads = workload::stream(
             opts,
             &sources,
             &mut held.files,
@@ -147,21 +159,24 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         );
         drop(progress);
         timings.mark("workload phase");
-        if !streamed.missed.is_empty() {
+        if !workloads.missed.is_empty() {
             // The byte scan let held kinds through in these files: hold them whole.
-            for id in streamed.missed {
+            for id in workloads.missed {
                 hold_whole[id] = true;
             }
             continue;
         }
-        streamed.checked = streamed.checked.merge(held_checked);
+        // The held objects' own hooks, facts and plan rows, beside the streamed ones'.
+        let held_checked = workload::check_all(&held.objects, &cx, opts.plan);
+        workloads.checked = workloads.checked.merge(held_checked);
+        timings.mark("workload phase: held objects");
         let finished = run::finish(run::RunInput {
             opts,
             sources: &sources,
             cx: &cx,
             held: &held.objects,
             files: held.files,
-            workloads: streamed,
+            workloads,
         });
         timings.mark("run phase");
         read_errors.extend(finished.read_errors);
@@ -179,12 +194,12 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
 
 /// `aws ec2 describe-instance-types` JSON as a catalog.
 fn load_catalog(path: &Path) -> Result<Catalog, LintError> {
-    let err = |message: String| LintError::InstanceTypes {
+    let err = |source: InstanceTypesError| LintError::InstanceTypes {
         path: path.display().to_string(),
-        message,
+        source,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    Catalog::from_describe_instance_types_json(&text).map_err(|e| err(e.to_string()))
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.into()))?;
+    Catalog::from_describe_instance_types_json(&text).map_err(|e| err(e.into()))
 }
 
 /// The linted inputs, then the `--context` inputs not already linted.
@@ -220,6 +235,12 @@ fn number(objects: &mut [Object], base: usize) {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A mutex's value once every task is done (a panicked task only poisons it).
+fn into_inner<T>(m: Mutex<T>) -> T {
+    m.into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Lints one YAML stream held in memory, as `karplint -` would read it from standard input.

@@ -149,8 +149,7 @@ pub(super) fn stream(
             let all = std::mem::take(&mut *done);
             *done = all.merge(phase);
         });
-    done.into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    super::into_inner(done)
 }
 
 impl Stream<'_, '_, '_> {

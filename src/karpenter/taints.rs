@@ -188,51 +188,6 @@ pub fn suggested_toleration(taint: &Taint) -> Toleration {
     }
 }
 
-fn yaml_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// The toleration as a YAML sequence item for `spec.tolerations`, each line prefixed with
-/// `indent` spaces. Strings are double-quoted so values like `true` stay strings.
-pub fn toleration_yaml(toleration: &Toleration, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut fields: Vec<String> = Vec::new();
-    if !toleration.key.is_empty() {
-        fields.push(format!("key: {}", yaml_quote(&toleration.key)));
-    }
-    fields.push(format!(
-        "operator: {}",
-        yaml_quote(toleration.operator.as_str())
-    ));
-    if toleration.operator == TolerationOperator::Equal {
-        fields.push(format!("value: {}", yaml_quote(&toleration.value)));
-    }
-    if let Some(effect) = toleration.effect {
-        fields.push(format!("effect: {}", yaml_quote(effect.as_str())));
-    }
-    fields
-        .iter()
-        .enumerate()
-        .map(|(i, field)| {
-            let lead = if i == 0 { "- " } else { "  " };
-            format!("{pad}{lead}{field}\n")
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,26 +280,14 @@ mod tests {
     }
 
     #[test]
-    fn suggested_toleration_tolerates_and_renders() {
+    fn suggested_toleration_is_the_narrowest_that_tolerates() {
         let valued = taint("dedicated", "true", NoSchedule);
         let suggestion = suggested_toleration(&valued);
         assert!(tolerates(&suggestion, &valued));
-        assert_eq!(
-            toleration_yaml(&suggestion, 2),
-            "  - key: \"dedicated\"\n    operator: \"Equal\"\n    value: \"true\"\n    \
-             effect: \"NoSchedule\"\n"
-        );
+        assert_eq!(suggestion.operator, Equal);
         let bare = taint("nvidia.com/gpu", "", NoSchedule);
         let suggestion = suggested_toleration(&bare);
         assert!(tolerates(&suggestion, &bare));
-        assert_eq!(
-            toleration_yaml(&suggestion, 0),
-            "- key: \"nvidia.com/gpu\"\n  operator: \"Exists\"\n  effect: \"NoSchedule\"\n"
-        );
-        let odd = tol("k", Equal, "a\"b\\c", None);
-        assert_eq!(
-            toleration_yaml(&odd, 0),
-            "- key: \"k\"\n  operator: \"Equal\"\n  value: \"a\\\"b\\\\c\"\n"
-        );
+        assert_eq!(suggestion.operator, Exists);
     }
 }

@@ -2,7 +2,7 @@
 //! ever voluntarily disrupting the nodes their pods run on (SPEC §7): consolidation, drift
 //! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::{WorkloadFacts, Workloads};
 use crate::index::selector_matches;

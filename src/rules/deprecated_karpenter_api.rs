@@ -3,7 +3,7 @@
 //! object, on its `apiVersion` (or the first deprecated key of a workload or Node), naming
 //! the v1 replacement of everything deprecated in it.
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::cluster::LABEL_PROVISIONER_NAME;
 use crate::karpenter::requirements::LABEL_NODEPOOL;

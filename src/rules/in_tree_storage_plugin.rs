@@ -1,7 +1,7 @@
 //! `in-tree-storage-plugin`: PersistentVolumes and StorageClasses that use the in-tree
 //! `kubernetes.io/aws-ebs` plugin, whose attach limits Karpenter cannot discover.
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::Severity;
 use crate::model::Body;
 

@@ -2,7 +2,7 @@
 //! Node with node-group labels) that carries Karpenter's `karpenter.sh/nodepool` or
 //! `karpenter.sh/provisioner-name` label.
 
-use super::{Context, Rule, declare_rule};
+use super::{Context, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::karpenter::cluster::{GroupSource, LABEL_PROVISIONER_NAME};

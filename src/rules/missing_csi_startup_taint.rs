@@ -2,10 +2,10 @@
 //! `ebs.csi.aws.com/agent-not-ready:NoExecute` startup taint, so pods land before the EBS
 //! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
 
-use super::{Context, Rule, declare_rule};
+use super::{Context, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::Workloads;
-use crate::facts::{Placement, WorkloadFacts};
+use crate::facts::{Scheduling, WorkloadFacts};
 use crate::model::karpenter::KarpenterApi;
 use std::collections::BTreeMap;
 
@@ -25,7 +25,7 @@ impl Rule for MissingCsiStartupTaint {
         // Pool index → workloads with EBS volumes that land there.
         let mut by_pool: BTreeMap<usize, Vec<&WorkloadFacts>> = BTreeMap::new();
         for w in workloads.iter().filter(|w| !w.context) {
-            if let Placement::Schedules(p) = w.placement
+            if let Scheduling::Schedules(p) = w.scheduling
                 && w.claims.iter().any(|c| c.ebs)
             {
                 by_pool.entry(p).or_default().push(w);

@@ -3,7 +3,7 @@
 //! pod), and nothing in the tree or context runs that plugin. Karpenter launches the node
 //! from its instance-type table, but the resource never appears and the pod stays Pending.
 
-use super::{Context, Findings, Placed, Rule, Unless, declare_rule};
+use super::{Context, Findings, Placed, Rule, Unless};
 use crate::facts::WorkloadFacts;
 use crate::karpenter::allocatable::AmiFamily;
 use crate::karpenter::sim::Verdict;

@@ -1,7 +1,7 @@
 //! `missing-limit-range`: a namespace whose workloads lack requests and that has no
 //! LimitRange to default them.
 
-use super::{Context, Rule, declare_rule};
+use super::{Context, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::WorkloadFacts;
 use crate::facts::Workloads;

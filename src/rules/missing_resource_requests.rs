@@ -1,7 +1,7 @@
 //! `missing-resource-requests`: containers with no cpu or memory request, where no
 //! LimitRange fills one in. Karpenter sizes nodes from requests alone.
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::facts;
 
 declare_rule!(

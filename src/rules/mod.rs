@@ -1,28 +1,13 @@
-//! Rules stage: the registry, the [`Rule`] trait and the engine that runs every rule over
-//! every object in parallel and sorts what they find, so output is identical at any thread
-//! count.
+//! Rules stage: the [`Rule`] trait, [`declare_rule!`], the registry, and what a rule's
+//! hooks see ([`Context`], [`Placed`]) and return ([`Findings`]). The engine (`engine`)
+//! decides when the hooks run.
 //!
-//! A rule lives in one file named after its id (`untolerated-taint` → `untolerated_taint.rs`),
-//! with its doc in `lints/<id>.md` and fixtures in `fixtures/<id>/`; adding one touches only
-//! those and one line in [`registry`].
+//! A rule lives in one file named after its id (`missing-limit-range` →
+//! `missing_limit_range.rs`; the rules of Karpenter's scheduler stages in `scheduling/`),
+//! with its doc in `lints/<id>.md` and fixtures in `fixtures/<id>/`; adding one touches those
+//! and one line in the `rules!` list below.
 
-mod consolidation_blocked;
-mod deprecated_karpenter_api;
-mod in_tree_storage_plugin;
-mod karpenter_label_on_static_node;
-mod missing_csi_startup_taint;
-mod missing_device_plugin;
-mod missing_limit_range;
-mod missing_resource_requests;
-mod pvc_workload_not_spread;
-mod restricted_label_selector;
 mod scheduling;
-mod startup_taint_without_agent;
-mod subnet_ip_exhaustion;
-mod unsatisfiable_pod_affinity;
-mod unsatisfiable_topology_spread;
-mod volume_zone_conflict;
-mod windows_os_mismatch;
 
 use crate::diagnostic::{Finding, Severity, Subject};
 use crate::facts::{WorkloadFacts, Workloads};
@@ -195,10 +180,10 @@ pub struct Findings {
 /// The question that withdraws a deferred finding: does some workload of the run…
 #[derive(Debug)]
 pub enum Unless {
-    /// …other than object `by`, create pods that `selector` selects, in one of
+    /// …other than object `except`, create pods that `selector` selects, in one of
     /// `namespaces` (any namespace when `None`)?
     PodsSelected {
-        by: usize,
+        except: usize,
         namespaces: Option<Box<[String]>>,
         selector: Option<LabelSelector>,
     },
@@ -210,11 +195,11 @@ impl Unless {
     fn answered_by(&self, w: &WorkloadFacts) -> bool {
         match self {
             Unless::PodsSelected {
-                by,
+                except,
                 namespaces,
                 selector,
             } => {
-                w.id != *by
+                w.id != *except
                     && namespaces
                         .as_ref()
                         .is_none_or(|ns| ns.iter().any(|n| *n == w.namespace))
@@ -267,31 +252,51 @@ impl<'a, 'c> Context<'a, 'c> {
     }
 }
 
-/// Every rule, in id order. `parse-error` and `unused-suppression` are produced by the
-/// parse and suppression stages ([`BUILTIN_RULES`]).
-pub fn registry() -> &'static [&'static dyn Rule] {
-    &[
-        &consolidation_blocked::ConsolidationBlocked,
-        &deprecated_karpenter_api::DeprecatedKarpenterApi,
-        &in_tree_storage_plugin::InTreeStoragePlugin,
-        &scheduling::IncompatibleRequirements,
-        &karpenter_label_on_static_node::KarpenterLabelOnStaticNode,
-        &missing_csi_startup_taint::MissingCsiStartupTaint,
-        &missing_device_plugin::MissingDevicePlugin,
-        &missing_limit_range::MissingLimitRange,
-        &missing_resource_requests::MissingResourceRequests,
-        &scheduling::NoInstanceTypeFits,
-        &pvc_workload_not_spread::PvcWorkloadNotSpread,
-        &scheduling::ReplicasExceedCapacity,
-        &restricted_label_selector::RestrictedLabelSelector,
-        &startup_taint_without_agent::StartupTaintWithoutAgent,
-        &subnet_ip_exhaustion::SubnetIpExhaustion,
-        &unsatisfiable_pod_affinity::UnsatisfiablePodAffinity,
-        &unsatisfiable_topology_spread::UnsatisfiableTopologySpread,
-        &scheduling::UntoleratedTaint,
-        &volume_zone_conflict::VolumeZoneConflict,
-        &windows_os_mismatch::WindowsOsMismatch,
-    ]
+/// Lists the rules, one line each in id order: `mod module::Rule` declares the rule's
+/// module `src/rules/module.rs` and registers its rule; `folder::Rule` registers a rule of a
+/// folder of rules declared above (`scheduling`). Expands to [`registry`]. The modules it
+/// declares come after [`declare_rule!`], so that macro is in scope in every rule file.
+macro_rules! rules {
+    (@list [$($done:path,)*]) => {
+        /// Every rule, in id order. `parse-error` and `unused-suppression` are produced by
+        /// the parse and suppression stages ([`BUILTIN_RULES`]).
+        pub fn registry() -> &'static [&'static dyn Rule] {
+            &[$(&$done),*]
+        }
+    };
+    (@list [$($done:path,)*] mod $module:ident :: $rule:ident, $($rest:tt)*) => {
+        mod $module;
+        rules!(@list [$($done,)* $module::$rule,] $($rest)*);
+    };
+    (@list [$($done:path,)*] $folder:ident :: $rule:ident, $($rest:tt)*) => {
+        rules!(@list [$($done,)* $folder::$rule,] $($rest)*);
+    };
+    ($($line:tt)*) => {
+        rules!(@list [] $($line)*);
+    };
+}
+
+rules! {
+    mod consolidation_blocked::ConsolidationBlocked,
+    mod deprecated_karpenter_api::DeprecatedKarpenterApi,
+    mod in_tree_storage_plugin::InTreeStoragePlugin,
+    scheduling::IncompatibleRequirements,
+    mod karpenter_label_on_static_node::KarpenterLabelOnStaticNode,
+    mod missing_csi_startup_taint::MissingCsiStartupTaint,
+    mod missing_device_plugin::MissingDevicePlugin,
+    mod missing_limit_range::MissingLimitRange,
+    mod missing_resource_requests::MissingResourceRequests,
+    scheduling::NoInstanceTypeFits,
+    mod pvc_workload_not_spread::PvcWorkloadNotSpread,
+    scheduling::ReplicasExceedCapacity,
+    mod restricted_label_selector::RestrictedLabelSelector,
+    mod startup_taint_without_agent::StartupTaintWithoutAgent,
+    mod subnet_ip_exhaustion::SubnetIpExhaustion,
+    mod unsatisfiable_pod_affinity::UnsatisfiablePodAffinity,
+    mod unsatisfiable_topology_spread::UnsatisfiableTopologySpread,
+    scheduling::UntoleratedTaint,
+    mod volume_zone_conflict::VolumeZoneConflict,
+    mod windows_os_mismatch::WindowsOsMismatch,
 }
 
 /// Rules that are not in the registry because another stage produces their findings.

@@ -2,7 +2,7 @@
 //! (StatefulSet `volumeClaimTemplates`, generic ephemeral volumes) and that nothing spreads
 //! across nodes, so Karpenter packs them together and they hit the attach limit (SPEC §8).
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::karpenter::sim::Verdict;
 use crate::karpenter::topology::{self, LABEL_HOSTNAME};
 use crate::karpenter::volumes::{self, ClaimVolume};

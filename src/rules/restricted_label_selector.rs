@@ -1,7 +1,7 @@
 //! `restricted-label-selector`: a node selector Karpenter refuses, so it ignores the pod
 //! and provisions nothing for it (SPEC §2.3).
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::karpenter::pod::Ignored;
 use crate::karpenter::sim::Verdict;
 

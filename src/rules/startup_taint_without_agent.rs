@@ -4,7 +4,7 @@
 //! add-ons or built-in controllers (CSI node agents, node lifecycle, cloud provider) are
 //! assumed handled, so following `missing-csi-startup-taint` never fires this rule.
 
-use super::{Context, Rule, declare_rule};
+use super::{Context, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::karpenter::pod;

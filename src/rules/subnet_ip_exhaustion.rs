@@ -5,7 +5,7 @@
 //!
 //! [`ClusterFacts`]: crate::karpenter::cluster::ClusterFacts
 
-use super::{Context, Rule, declare_rule};
+use super::{Context, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::karpenter::requirements::LABEL_ZONE;

@@ -2,7 +2,7 @@
 //! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
 //! domains, affinity to pods nothing in the tree creates, or a key without known values.
 
-use super::{Context, Findings, Placed, Rule, Unless, declare_rule};
+use super::{Context, Findings, Placed, Rule, Unless};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
 use crate::karpenter::topology;
@@ -100,7 +100,7 @@ impl Rule for UnsatisfiablePodAffinity {
                 out.defer(
                     missing_target(obj, term, &karpenter),
                     Unless::PodsSelected {
-                        by: obj.id,
+                        except: obj.id,
                         namespaces: topology::term_namespaces(t, own_ns)
                             .map(|ns| ns.into_iter().map(String::from).collect()),
                         selector: t.label_selector.clone(),

@@ -3,7 +3,7 @@
 //! values for, `minDomains` above the domains the pod's NodePools offer, or domains of
 //! NodePools the pod does not tolerate counted under the default `nodeTaintsPolicy`.
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
 use crate::karpenter::topology::{self, Reach};

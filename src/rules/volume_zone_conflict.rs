@@ -2,7 +2,7 @@
 //! offer (bound PV node affinity, StorageClass `allowedTopologies`), and EBS StorageClasses
 //! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (SPEC §8).
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::{Finding, Severity};
 use crate::facts::WorkloadFacts;
 use crate::facts::Workloads;

@@ -2,7 +2,7 @@
 //! nodes, or whose Windows build (selector or NodePool AMI family) differs from the image's
 //! LTSC version (SPEC §9).
 
-use super::{Context, Findings, Placed, Rule, declare_rule};
+use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::Severity;
 use crate::karpenter::pod;
 use crate::karpenter::sim::Verdict;

@@ -89,18 +89,10 @@ fn node_requirements(spec: &PodSpec) -> Vec<Requirements> {
         .collect()
 }
 
-/// The pod template's labels (a bare Pod's own labels).
-fn pod_labels(obj: &Object) -> &crate::model::de::SpannedMap {
-    match (obj.kind, obj.workload()) {
-        (Kind::Pod, _) | (_, None) => obj.labels(),
-        (_, Some(w)) => &w.template.metadata.labels,
-    }
-}
-
 /// Required anti-affinity on `kubernetes.io/hostname` against the pod's own labels: one
 /// replica per node.
 fn one_per_node(obj: &Object, spec: &PodSpec) -> bool {
-    let labels = pod_labels(obj);
+    let labels = crate::karpenter::topology::pod_labels(obj);
     spec.affinity.pod_anti_affinity.required.iter().any(|t| {
         let t = &t.value;
         t.topology_key.value == "kubernetes.io/hostname"
@@ -159,7 +151,7 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
     if !facts.has_static_capacity() {
         return None;
     }
-    let labels = pod_labels(obj);
+    let labels = crate::karpenter::topology::pod_labels(obj);
     if facts
         .fargate_for(obj.effective_namespace(), |k| {
             labels.get(k).map(|v| v.value.as_str())
