@@ -410,7 +410,7 @@ fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(engine::Outcome, FailOn)
         std::sync::atomic::Ordering::Relaxed,
     );
     let outcome = engine::lint(&opts, &mut std::io::stdin()).map_err(|e| {
-        eprintln!("karplint: {e}");
+        eprintln!("karplint: {}", report::escape::text(&e.to_string()));
         2
     })?;
     Ok((outcome, fail_on))
@@ -436,7 +436,8 @@ fn run_lint(args: &LintArgs) -> i32 {
         .and_then(|c| c.parse().ok())
         .unwrap_or(100);
     for e in &outcome.read_errors {
-        eprintln!("karplint: {e}");
+        // Paths come from the tree: no control character reaches the terminal.
+        eprintln!("karplint: {}", report::escape::text(&e.to_string()));
     }
     let mut code = 0;
     for (format, dest) in &dests {

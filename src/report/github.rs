@@ -4,9 +4,10 @@
 //!
 //! Escaping follows the runner's rules: in the message `%`, `\r` and `\n` are
 //! percent-encoded; in properties `:` and `,` are too, so a path or title cannot end the
-//! property list early.
+//! property list early. Control characters from the manifests are escaped before that
+//! (`\u{1b}`, see [`super::escape`]): the log viewer would run their ANSI sequences.
 
-use super::{Report, Texts};
+use super::{Report, Texts, escape};
 use crate::diagnostic::Severity;
 
 /// Escapes the message part of a workflow command.
@@ -44,19 +45,22 @@ pub fn render(report: &Report, texts: &Texts) -> String {
             let rp = texts.position(r.source, r.span);
             message.push_str(&format!(
                 "\nnote: {}:{}:{}: {}",
-                report.sources[r.source].name, rp.line, rp.column, r.message
+                escape::line(&report.sources[r.source].name),
+                rp.line,
+                rp.column,
+                r.message
             ));
         }
         out.push_str(&format!(
             "::{} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
             command(f.severity),
-            escape_property(&report.sources[f.source].name),
+            escape_property(&escape::line(&report.sources[f.source].name)),
             p.line,
             p.column,
             p.end_line,
             p.end_column,
             escape_property(&format!("karplint {}", f.rule)),
-            escape_data(&message),
+            escape_data(&escape::text(&message)),
         ));
     }
     out

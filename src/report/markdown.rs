@@ -1,8 +1,9 @@
 //! Markdown output (`--format markdown`): a summary line and a findings table, for
 //! `$GITHUB_STEP_SUMMARY` and pull-request comments. Cell text is escaped so a `|` in a
-//! message cannot break the table and a newline cannot end the row.
+//! message cannot break the table and a newline cannot end the row; any other control
+//! character is written as `\u{1b}` (see [`super::escape`]).
 
-use super::{Report, Texts};
+use super::{Report, Texts, escape};
 use crate::diagnostic::Severity;
 
 /// Escapes text for a GitHub-flavoured Markdown table cell.
@@ -15,7 +16,7 @@ pub fn cell(s: &str) -> String {
             '\r' => {}
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            _ => out.push(c),
+            _ => out.push_str(&escape::text(c.encode_utf8(&mut [0; 4]))),
         }
     }
     out
@@ -23,7 +24,10 @@ pub fn cell(s: &str) -> String {
 
 /// Escapes text placed inside a code span in a table cell.
 fn code(s: &str) -> String {
-    format!("`{}`", s.replace('`', "'").replace('|', "\\|"))
+    format!(
+        "`{}`",
+        escape::line(s).replace('`', "'").replace('|', "\\|")
+    )
 }
 
 fn badge(s: Severity) -> &'static str {
@@ -98,5 +102,7 @@ mod tests {
     fn cells_are_escaped() {
         assert_eq!(cell("a|b\nc <d>"), "a\\|b<br>c &lt;d&gt;");
         assert_eq!(code("x|y`"), "`x\\|y'`");
+        assert_eq!(cell("a\u{1b}[2J\rb"), "a\\u{1b}[2Jb");
+        assert_eq!(code("a\u{7}"), "`a\\u{7}`");
     }
 }

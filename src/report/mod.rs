@@ -4,6 +4,7 @@
 //! file's text. Zero-length spans of YAML containers are widened to the key that owns them,
 //! and byte offsets become 1-based lines and character columns.
 
+pub(crate) mod escape;
 pub(crate) mod github;
 pub mod human;
 pub(crate) mod json;
@@ -125,8 +126,9 @@ pub struct Position {
 
 /// Source texts loaded for rendering.
 pub struct Texts {
-    /// Whole texts, kept only for output that quotes the source (human reports).
-    texts: BTreeMap<SourceId, String>,
+    /// Whole texts with their line starts, kept only for output that quotes the source
+    /// (human reports): each source is read and indexed once, however many findings quote it.
+    texts: BTreeMap<SourceId, (String, LineIndex)>,
     /// Every finding's and related location's position, resolved once.
     positions: BTreeMap<(SourceId, Span), Position>,
 }
@@ -155,7 +157,7 @@ impl Texts {
                     .into_iter()
                     .map(|span| ((id, span), lines.resolve(&text, span)))
                     .collect();
-                (id, keep_text.then_some(text), positions)
+                (id, keep_text.then_some((text, lines)), positions)
             })
             .collect();
         let mut texts = BTreeMap::new();
@@ -175,16 +177,54 @@ impl Texts {
     }
 
     pub fn get(&self, id: SourceId) -> &str {
-        self.texts.get(&id).map(String::as_str).unwrap_or("")
+        self.texts.get(&id).map_or("", |(t, _)| t.as_str())
     }
 
     /// The position of a span, widening a container's zero-length span to its key.
     pub fn position(&self, id: SourceId, span: Span) -> Position {
-        self.positions.get(&(id, span)).copied().unwrap_or_else(|| {
-            let text = self.get(id);
-            LineIndex::new(text).resolve(text, span)
-        })
+        self.positions
+            .get(&(id, span))
+            .copied()
+            .unwrap_or_else(|| match self.texts.get(&id) {
+                Some((text, lines)) => lines.resolve(text, span),
+                None => LineIndex::new("").resolve("", span),
+            })
     }
+
+    /// The whole lines of source `id` that hold `pos`, with `context` more lines either
+    /// side: found through the line index, so quoting costs the lines and not the file.
+    /// Empty (at offset 0) for a source whose text was not kept.
+    pub fn lines_around(&self, id: SourceId, pos: Position, context: usize) -> Lines<'_> {
+        let Some((text, index)) = self.texts.get(&id) else {
+            return Lines {
+                start: 0,
+                first_line: 0,
+                text: "",
+            };
+        };
+        let first_line = index.line_of(text, pos.offset).saturating_sub(context);
+        let last_line = index.line_of(text, pos.offset.saturating_add(pos.length)) + context;
+        let start = index.starts[first_line];
+        let end = index
+            .starts
+            .get(last_line + 1)
+            .copied()
+            .unwrap_or(text.len());
+        Lines {
+            start,
+            first_line,
+            text: &text[start..end],
+        }
+    }
+}
+
+/// Whole lines cut from a source by [`Texts::lines_around`].
+pub struct Lines<'a> {
+    /// Byte offset of the first line in the source.
+    pub start: usize,
+    /// 0-based number of the first line.
+    pub first_line: usize,
+    pub text: &'a str,
 }
 
 /// Where each line of a text starts, so many positions in one file cost a binary search
@@ -204,6 +244,14 @@ impl LineIndex {
             )
             .collect();
         LineIndex { starts }
+    }
+
+    /// 0-based line of a byte offset (the last line past the end).
+    fn line_of(&self, text: &str, offset: usize) -> usize {
+        let offset = offset.min(text.len());
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
     }
 
     /// 1-based line and character column of a byte offset.

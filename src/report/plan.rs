@@ -2,6 +2,7 @@
 //! Karpenter would put it (NodePool, how many instance types fit, the smallest), or why it
 //! would stay Pending. A view of the simulator's verdicts, in text or JSON.
 
+use super::escape;
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
 use crate::karpenter::sim::{Simulator, Verdict};
@@ -93,7 +94,7 @@ pub fn render_table(rows: &[PlanRow]) -> String {
             .as_deref()
             .map(|n| format!("{n}/"))
             .unwrap_or_default();
-        table.push([
+        let row = [
             format!("{} {ns}{}", r.object.kind, r.object.name),
             r.replicas.to_string(),
             format!("{} / {}", r.cpu, r.memory),
@@ -109,7 +110,10 @@ pub fn render_table(rows: &[PlanRow]) -> String {
                 .clone()
                 .or_else(|| r.reason.clone())
                 .unwrap_or_default(),
-        ]);
+        ];
+        // Names and reasons come from the manifests: no control character reaches the
+        // terminal, and none breaks the row (see `super::escape`).
+        table.push(row.map(|cell| escape::line(&cell).into_owned()));
     }
     let widths: Vec<usize> = (0..5)
         .map(|i| {

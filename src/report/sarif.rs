@@ -8,8 +8,10 @@
 //! directory are written as relative URIs against `%SRCROOT%`.
 
 use super::{Report, Texts};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Finding, Severity};
+use crate::model::{SourceId, Span};
 use crate::rules;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// The `$schema` written into every log.
@@ -88,8 +90,8 @@ fn encode(path: &str) -> String {
     out
 }
 
-pub fn build(report: &Report, texts: &Texts) -> Value {
-    let meta = rule_metadata();
+/// The `tool` object: karplint and every rule it has.
+fn tool(meta: &[RuleMeta]) -> Value {
     let rules_json: Vec<Value> = meta
         .iter()
         .map(|r| {
@@ -104,103 +106,188 @@ pub fn build(report: &Report, texts: &Texts) -> Value {
             })
         })
         .collect();
-    let results: Vec<Value> = report
-        .findings
+    json!({
+        "driver": {
+            "name": "karplint",
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "informationUri": env!("CARGO_PKG_REPOSITORY"),
+            "rules": rules_json,
+        },
+    })
+}
+
+/// A physical location: the artifact and its region.
+fn physical(report: &Report, texts: &Texts, source: SourceId, span: Span) -> Value {
+    let p = texts.position(source, span);
+    json!({
+        "artifactLocation": artifact(&report.sources[source].name),
+        "region": {
+            "startLine": p.line,
+            "startColumn": p.column,
+            "endLine": p.end_line,
+            "endColumn": p.end_column,
+            "byteOffset": p.offset,
+            "byteLength": p.length,
+        },
+    })
+}
+
+/// The SARIF result of one finding.
+fn result(report: &Report, texts: &Texts, meta: &[RuleMeta], f: &Finding) -> Value {
+    #[cfg(test)]
+    RESULTS_BUILT.with(|c| c.set(c.get() + 1));
+    let mut location = json!({ "physicalLocation": physical(report, texts, f.source, f.span) });
+    if let Some(o) = &f.object {
+        location["logicalLocations"] = json!([{
+            "name": o.name,
+            "fullyQualifiedName": o.to_string(),
+            "kind": "object",
+        }]);
+    }
+    if !f.label.is_empty() {
+        location["message"] = json!({ "text": f.label });
+    }
+    let related: Vec<Value> = f
+        .related
         .iter()
-        .map(|f| {
-            let p = texts.position(f.source, f.span);
-            let mut location = json!({
-                "physicalLocation": {
-                    "artifactLocation": artifact(&report.sources[f.source].name),
-                    "region": {
-                        "startLine": p.line,
-                        "startColumn": p.column,
-                        "endLine": p.end_line,
-                        "endColumn": p.end_column,
-                        "byteOffset": p.offset,
-                        "byteLength": p.length,
-                    },
-                },
-            });
-            if let Some(o) = &f.object {
-                location["logicalLocations"] = json!([{
-                    "name": o.name,
-                    "fullyQualifiedName": o.to_string(),
-                    "kind": "object",
-                }]);
-            }
-            if !f.label.is_empty() {
-                location["message"] = json!({ "text": f.label });
-            }
-            let related: Vec<Value> = f
-                .related
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let rp = texts.position(r.source, r.span);
-                    json!({
-                        "id": i + 1,
-                        "message": { "text": r.message },
-                        "physicalLocation": {
-                            "artifactLocation": artifact(&report.sources[r.source].name),
-                            "region": {
-                                "startLine": rp.line,
-                                "startColumn": rp.column,
-                                "endLine": rp.end_line,
-                                "endColumn": rp.end_column,
-                                "byteOffset": rp.offset,
-                                "byteLength": rp.length,
-                            },
-                        },
-                    })
-                })
-                .collect();
-            let text = if f.help.is_empty() {
-                f.message.clone()
-            } else {
-                format!("{}\nhelp: {}", f.message, f.help)
-            };
-            let mut result = json!({
-                "ruleId": f.rule,
-                "level": level(f.severity),
-                "message": { "text": text },
-                "locations": [location],
-            });
-            if let Some(i) = meta.iter().position(|m| m.id == f.rule) {
-                result["ruleIndex"] = json!(i);
-            }
-            if !related.is_empty() {
-                result["relatedLocations"] = Value::Array(related);
-            }
-            result
+        .enumerate()
+        .map(|(i, r)| {
+            json!({
+                "id": i + 1,
+                "message": { "text": r.message },
+                "physicalLocation": physical(report, texts, r.source, r.span),
+            })
         })
         .collect();
-    json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {
-                "driver": {
-                    "name": "karplint",
-                    "semanticVersion": env!("CARGO_PKG_VERSION"),
-                    "informationUri": env!("CARGO_PKG_REPOSITORY"),
-                    "rules": rules_json,
-                },
-            },
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    })
+    let text = if f.help.is_empty() {
+        f.message.clone()
+    } else {
+        format!("{}\nhelp: {}", f.message, f.help)
+    };
+    let mut result = json!({
+        "ruleId": f.rule,
+        "level": level(f.severity),
+        "message": { "text": text },
+        "locations": [location],
+    });
+    if let Some(i) = meta.iter().position(|m| m.id == f.rule) {
+        result["ruleIndex"] = json!(i);
+    }
+    if !related.is_empty() {
+        result["relatedLocations"] = Value::Array(related);
+    }
+    result
+}
+
+/// The log, serialised as it is written: one result is built at a time, never the whole
+/// log as one `serde_json::Value` (83 MB of SARIF once took 994 MB). The fields are in the
+/// order `serde_json::Value` writes them (sorted), so the bytes are those of the value.
+#[derive(Serialize)]
+struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    runs: [Run<'a>; 1],
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Run<'a> {
+    #[serde(rename = "columnKind")]
+    column_kind: &'static str,
+    results: Results<'a>,
+    tool: Value,
+}
+
+/// The results, built one by one as the serializer asks for them.
+struct Results<'a> {
+    report: &'a Report,
+    texts: &'a Texts,
+    meta: &'a [RuleMeta],
+}
+
+impl Serialize for Results<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.report
+                .findings
+                .iter()
+                .map(|f| result(self.report, self.texts, self.meta, f)),
+        )
+    }
 }
 
 /// Writes the report to `w` as it is serialised.
 pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    super::write_json(&build(report, texts), w)
+    let meta = rule_metadata();
+    let log = Log {
+        schema: SCHEMA,
+        runs: [Run {
+            column_kind: "unicodeCodePoints",
+            results: Results {
+                report,
+                texts,
+                meta: &meta,
+            },
+            tool: tool(&meta),
+        }],
+        version: "2.1.0",
+    };
+    super::write_json(&log, w)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Results turned into JSON so far, for the streaming test.
+    static RESULTS_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records how many results were built when the first byte reached the writer.
+    struct FirstWrite(Option<usize>, Vec<u8>);
+    impl std::io::Write for FirstWrite {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0.is_none() {
+                self.0 = Some(RESULTS_BUILT.with(|c| c.get()));
+            }
+            self.1.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The log streams: writing starts before the results are built, one at a time, so a
+    /// large run's SARIF is never one `serde_json::Value` (83 MB of output took 994 MB).
+    #[test]
+    fn results_stream_to_the_writer() {
+        let mut text = String::new();
+        for i in 0..50 {
+            text.push_str(&format!(
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{i}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx\n"
+            ));
+        }
+        let report = crate::engine::lint_str(&text).expect("lints");
+        assert!(report.findings.len() >= 50);
+        let texts = Texts::load_with(&report, false);
+        RESULTS_BUILT.with(|c| c.set(0));
+        let mut w = FirstWrite(None, Vec::new());
+        write(&report, &texts, &mut w).expect("writes");
+        assert_eq!(RESULTS_BUILT.with(|c| c.get()), report.findings.len());
+        assert!(
+            w.0.is_some_and(|n| n <= 1),
+            "{:?} results built before the first write",
+            w.0
+        );
+        let log: Value = serde_json::from_slice(&w.1).expect("valid JSON");
+        assert_eq!(
+            log["runs"][0]["results"].as_array().map(Vec::len),
+            Some(report.findings.len())
+        );
+    }
 
     #[test]
     fn names_and_uris() {

@@ -18,7 +18,7 @@ pub use untolerated_taint::UntoleratedTaint;
 
 use super::{Context, Placed, RuleMeta};
 use crate::diagnostic::Finding;
-use crate::karpenter::sim::{Failure, Stage, Verdict};
+use crate::karpenter::sim::{Failure, PoolFailure, Simulator, Stage, Verdict};
 use crate::karpenter::{pod, taints};
 use crate::model::{Object, Span};
 
@@ -99,20 +99,92 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
         .finding(obj, span, message)
         .label(label)
         .help(help);
+    for (obj, span, text) in pool_notes(sim, failures) {
+        f = f.related(obj, span, text);
+    }
+    Some(f)
+}
+
+/// How many NodePools that fail the same way get a note each, closest first.
+const SAME_WAY_NOTES: usize = 3;
+/// How many NodePools get a note each in all.
+const POOL_NOTES: usize = 10;
+
+/// The related notes of a pending pod: one per NodePool, closest first, grouped and capped.
+/// NodePools whose failure reads the same but for the pool's name (a fleet of pools with
+/// one taint) get a note each up to [`SAME_WAY_NOTES`], then one "and N more NodePools
+/// fail the same way" note at the last one named; past [`POOL_NOTES`] notes in all, the
+/// other failures are one "and N more NodePools fail in other ways" note at the last one
+/// named. Uncapped, 600 pools × 600 pending workloads made 360,000 notes (240 MB of SARIF).
+fn pool_notes<'s>(sim: &'s Simulator, failures: &[PoolFailure]) -> Vec<(&'s Object, Span, String)> {
+    /// One way to fail: the failure message with a placeholder for the pool's name.
+    struct Group {
+        key: String,
+        named: usize,
+        more: usize,
+        /// Index in `notes` of the last note of the group.
+        last: usize,
+    }
+    let mut notes: Vec<(&Object, Span, String)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut other_ways = 0;
     for fl in failures {
         let p = &sim.pools[fl.pool];
-        f = f.related(
-            p.obj,
-            fl.pool_span,
-            format!(
+        let key = fl.failure.karpenter_message("\u{0}");
+        let g = match groups.iter().position(|g| g.key == key) {
+            Some(i) => i,
+            None => {
+                groups.push(Group {
+                    key,
+                    named: 0,
+                    more: 0,
+                    last: 0,
+                });
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[g];
+        let full = notes.len() >= POOL_NOTES;
+        if group.named > 0 && (group.named >= SAME_WAY_NOTES || full) {
+            group.more += 1;
+        } else if full {
+            other_ways += 1;
+        } else {
+            group.named += 1;
+            group.last = notes.len();
+            let text = format!(
                 "NodePool \"{}\" (weight {}): {}",
                 p.name,
                 p.weight,
                 fl.failure.karpenter_message(&p.name)
-            ),
-        );
+            );
+            notes.push((p.obj, fl.pool_span, text));
+        }
     }
-    Some(f)
+    let mut out = Vec::with_capacity(notes.len() + groups.len() + 1);
+    let mut after: Vec<Vec<String>> = vec![Vec::new(); notes.len()];
+    for g in groups.iter().filter(|g| g.more > 0) {
+        after[g.last].push(format!("and {} the same way", more_pools(g.more)));
+    }
+    let last = notes.len().saturating_sub(1);
+    for (i, (obj, span, text)) in notes.into_iter().enumerate() {
+        out.push((obj, span, text));
+        out.extend(after[i].drain(..).map(|t| (obj, span, t)));
+        if i == last && other_ways > 0 {
+            let text = format!("and {} in other ways", more_pools(other_ways));
+            out.push((obj, span, text));
+        }
+    }
+    out
+}
+
+/// "1 more NodePool fails", "N more NodePools fail".
+fn more_pools(n: usize) -> String {
+    if n == 1 {
+        "1 more NodePool fails".to_string()
+    } else {
+        format!("{n} more NodePools fail")
+    }
 }
 
 /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the
