@@ -90,6 +90,16 @@ pub struct Related {
     pub message: String,
 }
 
+/// Another object a finding about several objects at once (a namespace's workloads) could
+/// stand on, with the label it would carry there: see [`Finding::also_on`].
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub source: SourceId,
+    pub span: Span,
+    pub label: String,
+    pub object: Box<ObjectRef>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Finding {
     pub rule: &'static str,
@@ -105,6 +115,11 @@ pub struct Finding {
     pub related: Vec<Related>,
     /// The finding is about an object read through `--context`: dropped before reporting.
     pub on_context: bool,
+    /// The other places a finding about several objects at once could stand, in order.
+    /// Suppression moves it to the first of its places that no suppression covers, and
+    /// hides it only when every place is covered, so which file sorts first never decides
+    /// whether it is reported.
+    pub also_on: Vec<Place>,
 }
 
 impl Finding {
@@ -142,6 +157,7 @@ impl Finding {
             object: None,
             related: Vec::new(),
             on_context: false,
+            also_on: Vec::new(),
         }
     }
 
@@ -152,6 +168,18 @@ impl Finding {
 
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = exact(label.into());
+        self
+    }
+
+    /// Another object the finding could stand on, at `span` with `label`, if suppressions
+    /// cover its place (see [`Finding::also_on`]).
+    pub fn also_on(mut self, obj: &impl Subject, span: Span, label: impl Into<String>) -> Self {
+        self.also_on.push(Place {
+            source: obj.source(),
+            span,
+            label: exact(label.into()),
+            object: Box::new(obj.object_ref()),
+        });
         self
     }
 

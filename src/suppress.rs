@@ -3,15 +3,18 @@
 //! comment `# karplint-ignore: rule-a, rule-b` on the line above the offending key or at
 //! the end of its line, and `# karplint-ignore-file: rule-a` anywhere in a file.
 //!
-//! Comments are not in the typed model, so they are found in the text; to keep no file's
-//! text around, the parse step only notes which sources contain `karplint-ignore`, and only
-//! those are read again here. A suppression that hides nothing becomes an
+//! Comments are not in the typed model, so they are read here from the parser's comment
+//! events (a `# karplint-ignore` inside a string or block scalar is text, not a comment);
+//! to keep no file's text around, the parse step only notes which sources contain
+//! `karplint-ignore`, and only those are read again here. Each text's line index is built
+//! once, and suppressions are looked up by file, line and document, so matching costs work
+//! in proportion to the text and the findings. A suppression that hides nothing becomes an
 //! `unused-suppression` finding at its span, so stale ones do not pile up.
 
 use crate::diagnostic::{Finding, ObjectRef, Severity};
 use crate::model::{Object, SourceId, Span};
 use crate::report::{self, Source};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The annotation key.
 pub const ANNOTATION: &str = "karplint.io/ignore";
@@ -80,25 +83,12 @@ pub fn apply(
         Scope::Object { doc_offset, .. } => (s.source, doc_offset),
         _ => (s.source, usize::MAX),
     });
-    // Document starts of the sources with annotations, to tell which document a finding is
-    // in: from the text, as the objects are gone.
-    let mut docs: BTreeMap<SourceId, Vec<usize>> = BTreeMap::new();
-    for s in &sups {
-        docs.entry(s.source).or_insert_with(|| {
-            let text = sources[s.source].reread();
-            let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
-            crate::parse::split_documents(&text[base..])
-                .into_iter()
-                .map(|(offset, _)| base + offset)
-                .collect()
-        });
-    }
-    let mut texts: BTreeMap<SourceId, String> = BTreeMap::new();
+    let mut texts: BTreeMap<SourceId, Text> = BTreeMap::new();
     for (id, src) in sources.iter().enumerate() {
         if src.context || !scan.get(id).copied().unwrap_or(false) {
             continue;
         }
-        let text = src.reread();
+        let text = Text::new(src.reread());
         sups.extend(comment_suppressions(id, &text));
         texts.insert(id, text);
     }
@@ -108,64 +98,184 @@ pub fn apply(
             suppressed: Vec::new(),
         };
     }
+    let mut table = Table::new(sups, sources);
     let mut out = Applied::default();
     for f in findings {
-        let line = texts.get(&f.source).map(|t| {
-            let sp = report::widen(t, f.span);
-            report::line_col(t, sp.offset).0
-        });
-        let doc = docs
-            .get(&f.source)
-            .and_then(|v| v.iter().rev().find(|&&d| d <= f.span.offset).copied());
-        let mut hit = false;
-        for s in sups.iter_mut().filter(|s| s.source == f.source) {
-            let applies = match &s.scope {
-                Scope::File => true,
-                Scope::Lines(lines) => line.is_some_and(|l| lines.contains(&l)),
-                Scope::Object { doc_offset, object } => {
-                    doc == Some(*doc_offset) && f.object.as_deref() == Some(object)
+        match table.place(f, &texts) {
+            (f, false) => out.findings.push(f),
+            (f, true) => out.suppressed.push(f),
+        }
+    }
+    out.findings.extend(table.unused(known));
+    out
+}
+
+/// A source's text with its line index, built once.
+struct Text {
+    text: String,
+    lines: report::LineIndex,
+}
+
+impl Text {
+    fn new(text: String) -> Self {
+        count_work(text.len());
+        let lines = report::LineIndex::new(&text);
+        Text { text, lines }
+    }
+
+    /// The 1-based line a finding's span starts on, as the report shows it.
+    fn line_of(&self, span: Span) -> usize {
+        let sp = report::widen(&self.text, span);
+        self.lines.line_col(&self.text, sp.offset).0
+    }
+}
+
+/// The run's suppressions, indexed by where they apply.
+struct Table {
+    sups: Vec<Suppression>,
+    /// Per source: its file-wide suppressions.
+    files: HashMap<SourceId, Vec<usize>>,
+    /// Per source and 1-based line: the comments covering it.
+    lines: HashMap<(SourceId, usize), Vec<usize>>,
+    /// Per source and document offset: the annotations of its objects.
+    objects: HashMap<(SourceId, usize), Vec<usize>>,
+    /// Document starts of the sources with annotations, to tell which document a finding is
+    /// in: from the text, as the objects are gone.
+    docs: HashMap<SourceId, Vec<usize>>,
+}
+
+impl Table {
+    fn new(sups: Vec<Suppression>, sources: &[Source]) -> Self {
+        let mut t = Table {
+            sups: Vec::new(),
+            files: HashMap::new(),
+            lines: HashMap::new(),
+            objects: HashMap::new(),
+            docs: HashMap::new(),
+        };
+        for (i, s) in sups.iter().enumerate() {
+            match &s.scope {
+                Scope::File => t.files.entry(s.source).or_default().push(i),
+                Scope::Lines(lines) => {
+                    for &l in lines {
+                        t.lines.entry((s.source, l)).or_default().push(i);
+                    }
                 }
-            };
-            if !applies {
+                Scope::Object { doc_offset, .. } => {
+                    t.objects
+                        .entry((s.source, *doc_offset))
+                        .or_default()
+                        .push(i);
+                    t.docs.entry(s.source).or_insert_with(|| {
+                        let text = sources[s.source].reread();
+                        count_work(text.len());
+                        let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
+                        crate::parse::split_documents(&text[base..])
+                            .into_iter()
+                            .map(|(offset, _)| base + offset)
+                            .collect()
+                    });
+                }
+            }
+        }
+        t.sups = sups;
+        t
+    }
+
+    /// Does a suppression cover `rule` at this place? Every suppression that does is
+    /// marked used.
+    fn covers(
+        &mut self,
+        rule: &str,
+        at: (SourceId, Span),
+        object: Option<&ObjectRef>,
+        texts: &BTreeMap<SourceId, Text>,
+    ) -> bool {
+        let (source, span) = at;
+        let line = texts.get(&source).map(|t| t.line_of(span));
+        let doc = self.docs.get(&source).and_then(|v| {
+            let i = v.partition_point(|&d| d <= span.offset);
+            i.checked_sub(1).map(|i| v[i])
+        });
+        let none = Vec::new();
+        let file = self.files.get(&source).unwrap_or(&none);
+        let lines = line
+            .and_then(|l| self.lines.get(&(source, l)))
+            .unwrap_or(&none);
+        let objects = doc
+            .and_then(|d| self.objects.get(&(source, d)))
+            .unwrap_or(&none);
+        let mut hit = false;
+        for &i in file.iter().chain(lines).chain(objects) {
+            count_work(1);
+            let s = &mut self.sups[i];
+            if let Scope::Object { object: o, .. } = &s.scope
+                && object != Some(o)
+            {
                 continue;
             }
             for (id, _, used) in &mut s.ids {
-                if id == "all" || id == f.rule {
+                if id == "all" || id == rule {
                     *used = true;
                     hit = true;
                 }
             }
         }
-        if hit {
-            out.suppressed.push(f);
-        } else {
-            out.findings.push(f);
-        }
+        hit
     }
-    for s in &sups {
-        for (id, span, used) in &s.ids {
-            if *used {
-                continue;
+
+    /// The finding where it stands (moved to its first place no suppression covers), and
+    /// whether it is suppressed.
+    fn place(&mut self, mut f: Finding, texts: &BTreeMap<SourceId, Text>) -> (Finding, bool) {
+        let here = self.covers(f.rule, (f.source, f.span), f.object.as_deref(), texts);
+        // Every place is looked at, so the suppressions used never depend on the order.
+        let free = (f.also_on.iter())
+            .map(|p| !self.covers(f.rule, (p.source, p.span), Some(&p.object), texts))
+            .collect::<Vec<_>>();
+        if !here {
+            return (f, false);
+        }
+        let Some(k) = free.iter().position(|&free| free) else {
+            return (f, true);
+        };
+        let p = f.also_on.remove(k);
+        f.related
+            .retain(|r| (r.source, r.span) != (p.source, p.span));
+        f.source = p.source;
+        f.span = p.span;
+        f.label = p.label;
+        f.object = Some(p.object);
+        (f, false)
+    }
+
+    /// The suppressions that hid nothing, as findings.
+    fn unused(self, known: &[&str]) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for s in &self.sups {
+            for (id, span, used) in &s.ids {
+                if *used {
+                    continue;
+                }
+                let (message, help) = if id == "all" || known.contains(&id.as_str()) {
+                    (
+                        format!("suppression of `{id}` matched no finding"),
+                        "remove the suppression; the finding it was written for is gone",
+                    )
+                } else {
+                    (
+                        format!("suppression names unknown rule `{id}`"),
+                        "fix the rule id (`karplint rules` lists them) or remove the suppression",
+                    )
+                };
+                let mut f = Finding::at_source(UNUSED, Severity::Info, s.source, *span, message)
+                    .label("unused suppression")
+                    .help(help);
+                f.object = s.object.clone().map(Box::new);
+                out.push(f);
             }
-            let (message, help) = if id == "all" || known.contains(&id.as_str()) {
-                (
-                    format!("suppression of `{id}` matched no finding"),
-                    "remove the suppression; the finding it was written for is gone",
-                )
-            } else {
-                (
-                    format!("suppression names unknown rule `{id}`"),
-                    "fix the rule id (`karplint rules` lists them) or remove the suppression",
-                )
-            };
-            let mut f = Finding::at_source(UNUSED, Severity::Info, s.source, *span, message)
-                .label("unused suppression")
-                .help(help);
-            f.object = s.object.clone().map(Box::new);
-            out.findings.push(f);
         }
+        out
     }
-    out
 }
 
 fn annotation_suppressions(objects: &[Object]) -> Vec<Suppression> {
@@ -212,76 +322,72 @@ fn annotation_suppressions(objects: &[Object]) -> Vec<Suppression> {
     out
 }
 
-/// Finds `# karplint-ignore[-file]: ids` comments. A `#` starts a comment at the start of a
-/// line or after whitespace; text after an id and a space (`rule-a -- reason`) is a reason.
-fn comment_suppressions(source: SourceId, text: &str) -> Vec<Suppression> {
-    let lines: Vec<(usize, &str)> = {
-        let mut off = 0;
-        text.split_inclusive('\n')
-            .map(|l| {
-                let start = off;
-                off += l.len();
-                (start, l.trim_end_matches(['\n', '\r']))
-            })
-            .collect()
-    };
+/// The comments of a YAML text as byte ranges from `#` to the end of the line, read from
+/// granit-parser's comment events document by document, so that a `#` inside a quoted or
+/// block scalar is never taken for one. Only documents holding [`MARKER`] are read. In a
+/// document that does not parse, the comments after the syntax error are not read (that
+/// document is a `parse-error` already).
+fn comments(text: &str) -> Vec<(usize, usize)> {
+    let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let mut out = Vec::new();
-    for (i, (start, line)) in lines.iter().enumerate() {
-        let Some(hash) = comment_start(line) else {
+    for (offset, doc) in crate::parse::split_documents(&text[base..]) {
+        if memchr::memmem::find(doc.as_bytes(), MARKER.as_bytes()).is_none() {
+            continue;
+        }
+        count_work(doc.len());
+        let options = granit_parser::options! {
+            emit_comments: true,
+            max_buffered_comment_events: usize::MAX,
+        };
+        let parser =
+            granit_parser::Parser::with_options(granit_parser::StrInput::new(doc), options);
+        for event in parser {
+            let Ok((event, span)) = event else { break };
+            if let (granit_parser::Event::Comment(..), Some(r)) = (event, span.byte_range()) {
+                out.push((base + offset + r.start, base + offset + r.end));
+            }
+        }
+    }
+    out
+}
+
+/// Finds `# karplint-ignore[-file]: ids` comments; text after an id and a space
+/// (`rule-a -- reason`) is a reason.
+fn comment_suppressions(source: SourceId, text: &Text) -> Vec<Suppression> {
+    let t = text.text.as_str();
+    let mut out = Vec::new();
+    let mut next_yaml = NextYamlLine::default();
+    for (start, end) in comments(t) {
+        let comment = t[start..end].trim_end_matches(['\n', '\r']);
+        let Some(after_hash) = comment.strip_prefix('#') else {
             continue;
         };
-        let after_hash = &line[hash + 1..];
         let body = after_hash.trim_start();
-        let body_off = start + hash + 1 + (after_hash.len() - body.len());
+        let body_off = start + 1 + (after_hash.len() - body.len());
         let (file, rest, rest_off) = if let Some(r) = body.strip_prefix("karplint-ignore-file") {
             (true, r, body_off + "karplint-ignore-file".len())
-        } else if let Some(r) = body.strip_prefix("karplint-ignore") {
-            (false, r, body_off + "karplint-ignore".len())
+        } else if let Some(r) = body.strip_prefix(MARKER) {
+            (false, r, body_off + MARKER.len())
         } else {
             continue;
         };
-        let comment_span = Span::new(start + hash, line.len() - hash);
-        let ids: Vec<(String, Span, bool)> = match rest.strip_prefix(':') {
-            None if rest.trim().is_empty() => vec![("all".into(), comment_span, false)],
-            None => continue,
-            Some(list) => {
-                let mut ids = Vec::new();
-                let mut off = rest_off + 1;
-                for piece in list.split(',') {
-                    let lead = piece.len() - piece.trim_start().len();
-                    let word = piece.split_whitespace().next().unwrap_or("");
-                    if !word.is_empty() {
-                        ids.push((word.to_string(), Span::new(off + lead, word.len()), false));
-                    }
-                    off += piece.len() + 1;
-                    if piece.trim().contains(char::is_whitespace) {
-                        break; // the rest is a reason
-                    }
-                }
-                if ids.is_empty() {
-                    vec![("all".into(), comment_span, false)]
-                } else {
-                    ids
-                }
-            }
+        let comment_span = Span::new(start, comment.len());
+        let Some(ids) = comment_ids(rest, rest_off, comment_span) else {
+            continue;
         };
+        let (line, _) = text.lines.line_col(t, start);
+        let line_start = text.lines.start(line);
         let scope = if file {
             Scope::File
-        } else if line[..hash].trim().is_empty() {
+        } else if t[line_start..start]
+            .trim_start_matches('\u{feff}')
+            .trim()
+            .is_empty()
+        {
             // A comment on its own line covers the next line that holds YAML.
-            let next = lines[i + 1..]
-                .iter()
-                .position(|(_, l)| {
-                    let t = l.trim();
-                    !t.is_empty() && !t.starts_with('#')
-                })
-                .map(|p| i + 1 + p + 1);
-            match next {
-                Some(n) => Scope::Lines(vec![n]),
-                None => Scope::Lines(Vec::new()),
-            }
+            Scope::Lines(next_yaml.after(text, line).into_iter().collect())
         } else {
-            Scope::Lines(vec![i + 1])
+            Scope::Lines(vec![line])
         };
         out.push(Suppression {
             source,
@@ -293,28 +399,131 @@ fn comment_suppressions(source: SourceId, text: &str) -> Vec<Suppression> {
     out
 }
 
-/// Byte index of the `#` that opens a karplint comment on this line, if any.
-fn comment_start(line: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(p) = line[from..].find(MARKER) {
-        let at = from + p;
-        let before = line[..at].trim_end();
-        if let Some(h) = before.strip_suffix('#').map(str::len)
-            && (h == 0 || line[..h].ends_with([' ', '\t']))
-        {
-            return Some(h);
+/// The ids of a suppression comment after its marker: `None` when the marker is followed
+/// by something other than `:` (`karplint-ignored`), "all" when it names none.
+fn comment_ids(
+    rest: &str,
+    rest_off: usize,
+    comment_span: Span,
+) -> Option<Vec<(String, Span, bool)>> {
+    let Some(list) = rest.strip_prefix(':') else {
+        return rest
+            .trim()
+            .is_empty()
+            .then(|| vec![("all".into(), comment_span, false)]);
+    };
+    let mut ids = Vec::new();
+    let mut off = rest_off + 1;
+    for piece in list.split(',') {
+        let lead = piece.len() - piece.trim_start().len();
+        let word = piece.split_whitespace().next().unwrap_or("");
+        if !word.is_empty() {
+            ids.push((word.to_string(), Span::new(off + lead, word.len()), false));
         }
-        from = at + MARKER.len();
+        off += piece.len() + 1;
+        if piece.trim().contains(char::is_whitespace) {
+            break; // the rest is a reason
+        }
     }
-    None
+    if ids.is_empty() {
+        ids.push(("all".into(), comment_span, false));
+    }
+    Some(ids)
+}
+
+/// Finds the next line holding YAML (not blank, not a comment) after a line, for comments
+/// in increasing line order: a run of comment lines is walked once, not once per comment.
+#[derive(Default)]
+struct NextYamlLine {
+    /// The last answer: lines from `from` up to (not including) `found` hold no YAML.
+    from: usize,
+    found: Option<usize>,
+    walked: bool,
+}
+
+impl NextYamlLine {
+    fn after(&mut self, text: &Text, line: usize) -> Option<usize> {
+        let from = line + 1;
+        let known = self.walked && self.from <= from && self.found.is_none_or(|f| from <= f);
+        if !known {
+            self.from = from;
+            self.walked = true;
+            self.found = (from..=text.lines.count()).find(|&l| {
+                count_work(1);
+                let t = text.lines.line(&text.text, l).trim();
+                !t.is_empty() && !t.starts_with('#')
+            });
+        }
+        self.found
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Steps of suppression matching on this thread (lines and bytes looked at,
+    /// suppressions tried), for the tests that bound its cost.
+    static WORK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn count_work(_steps: usize) {
+    #[cfg(test)]
+    WORK.with(|w| w.set(w.get() + _steps));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// 5,000 findings each under its own suppression comment, then 5,000 comment lines
+    /// above one key: matching costs work in proportion to the text and the findings,
+    /// not to their product (it once recomputed every line number from the top).
+    #[test]
+    fn matching_work_is_linear() {
+        let n = 5_000;
+        let mut text = String::new();
+        let mut findings = Vec::new();
+        for i in 0..n {
+            text.push_str("# karplint-ignore: rule-x\n");
+            let at = text.len();
+            text.push_str(&format!("key{i}: value\n"));
+            findings.push(Finding::at_source(
+                "rule-x",
+                Severity::Warning,
+                0,
+                Span::new(at, 4),
+                "m",
+            ));
+        }
+        for _ in 0..n {
+            text.push_str("  # karplint-ignore: rule-y\n");
+        }
+        text.push_str("last: 1\n");
+        let sources = [Source {
+            name: "<stdin>".into(),
+            origin: report::Origin::Stdin(Some(text.clone())),
+            context: false,
+        }];
+        WORK.with(|w| w.set(0));
+        let applied = apply(
+            findings,
+            Annotations::default(),
+            &sources,
+            &[true],
+            &["rule-x", "rule-y"],
+        );
+        let work = WORK.with(std::cell::Cell::get);
+        assert_eq!(applied.suppressed.len(), n);
+        // The rule-y comments all cover `last: 1`, and hide nothing.
+        assert_eq!(applied.findings.len(), n);
+        assert!(
+            work <= 4 * (text.len() + n),
+            "{work} steps for {} bytes and {n} findings",
+            text.len()
+        );
+    }
+
     fn parse(text: &str) -> Vec<Suppression> {
-        comment_suppressions(0, text)
+        comment_suppressions(0, &Text::new(text.to_string()))
     }
 
     #[test]

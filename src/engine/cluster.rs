@@ -4,9 +4,8 @@
 //! A byte scan ([`parse::scan`]) picks the documents that may hold objects of those kinds;
 //! only they are parsed here. A file the scan passes over entirely is left for the
 //! workload phase, which streams it. A file the previous attempt found to hold such an
-//! object after all (see [`super::lint`]) is held whole, and so is one containing `{{`:
-//! a Helm template with a syntax error in any document is skipped whole, which streaming
-//! its other documents later could not undo.
+//! object after all (see [`super::lint`]) is held whole. Helm template syntax skips only
+//! the documents it breaks, each on its own, so a file holding `{{` is split like any other.
 
 use super::sources::{self, ParsedFile, Read};
 use super::{LintOptions, ReadError};
@@ -87,8 +86,6 @@ fn held_part(id: usize, src: &Source, max: u64, hold_whole: bool) -> FileState {
         Part::All
     } else if !parse::scan::may_hold_cluster_objects(&bytes) {
         return FileState::Unread;
-    } else if memchr::memmem::find(&bytes, b"{{").is_some() {
-        Part::All
     } else {
         Part::Held
     };

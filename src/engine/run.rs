@@ -137,6 +137,19 @@ impl FileSummary {
                 s.skipped.push((id, reason));
                 continue;
             }
+            if !p.templates.is_empty() && p.documents == 0 {
+                // Nothing but templates: the file is skipped whole, as a chart's are.
+                s.skipped.push((id, SkipReason::HelmTemplate));
+                continue;
+            }
+            s.summary.skipped_documents += p.templates.len();
+            s.notes.extend(p.templates.iter().map(|(_, line)| {
+                format!(
+                    "skipped the document at {}:{line}: {}",
+                    src.name,
+                    SkipReason::HelmTemplate
+                )
+            }));
             if src.context {
                 if !p.problems.is_empty() {
                     s.notes.push(format!(

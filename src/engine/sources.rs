@@ -111,8 +111,11 @@ pub(super) fn read_and_parse(
 pub(super) fn parse_bytes(id: usize, src: &Source, bytes: Cow<'_, [u8]>, part: Part) -> ParsedFile {
     match to_text(bytes) {
         Ok(text) => parse_text(id, src, &text, part),
-        Err(parsed) => ParsedFile {
-            parsed,
+        Err(problem) => ParsedFile {
+            parsed: ParsedSource {
+                problems: vec![problem],
+                ..Default::default()
+            },
             has_suppressions: false,
         },
     }
@@ -130,8 +133,8 @@ impl ParsedFile {
     }
 }
 
-/// A source's bytes as text, or the parse result of a file that is not UTF-8.
-fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, ParsedSource> {
+/// A source's bytes as text, or the problem of a file that is not UTF-8.
+fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, parse::ParseProblem> {
     let text = match bytes {
         Cow::Borrowed(b) => std::str::from_utf8(b)
             .map(Cow::Borrowed)
@@ -140,14 +143,11 @@ fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, ParsedSource> {
             .map(Cow::Owned)
             .map_err(|e| e.utf8_error().valid_up_to()),
     };
-    text.map_err(|at| ParsedSource {
-        problems: vec![parse::ParseProblem {
-            span: Span::new(at, 0),
-            message: format!(
-                "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
-            ),
-        }],
-        ..Default::default()
+    text.map_err(|at| parse::ParseProblem {
+        span: Span::new(at, 0),
+        message: format!(
+            "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
+        ),
     })
 }
 

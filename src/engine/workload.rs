@@ -194,7 +194,8 @@ impl Stream<'_, '_, '_> {
         };
         let r = sources::read_and_parse(id, src, self.opts.max_file_size, part);
         let missed = match (&r, part) {
-            // A Helm template with a syntax error in a later document is skipped whole.
+            // The file can no longer be read, or is skipped whole (it grew too large or
+            // turned binary), so its held part stands alone: the next attempt reads it whole.
             (Err(_), Part::Streamed) => true,
             (Ok(p), Part::Streamed) if p.parsed.skipped.is_some() => true,
             (Ok(p), _) => p.parsed.objects.iter().any(|o| !o.kind.is_streamed()),

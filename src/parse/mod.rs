@@ -4,9 +4,9 @@
 //! `---` markers (which YAML forbids inside content, so the split is exact), and each
 //! document is deserialized on its own: a broken document becomes one `parse-error` and the
 //! others are still linted. A document of a kind the model does not use is deserialized
-//! only as far as its header, and the rest is checked by [`skim`]. Unrendered Helm
-//! templates are recognised and skipped with a note instead of being reported as syntax
-//! errors.
+//! only as far as its header, and the rest is checked by [`skim`]. A document that fails
+//! to parse only because of Helm template syntax is skipped with a note instead of being
+//! reported as a syntax error; the other documents of its file are still linted.
 
 pub(crate) mod document;
 pub(crate) mod scan;
@@ -61,6 +61,9 @@ pub struct ParsedSource {
     /// Documents without `apiVersion`/`kind` (values files, kustomization.yaml, …).
     pub not_objects: usize,
     pub skipped: Option<SkipReason>,
+    /// Documents skipped as unrendered Helm templates (they fail to parse only because of
+    /// template syntax): each one's offset and 1-based line. Not counted in `documents`.
+    pub templates: Vec<(usize, usize)>,
     /// Documents of the source that the part parsed did not take.
     pub left_out: usize,
 }
@@ -68,6 +71,10 @@ pub struct ParsedSource {
 /// Documents per chunk handed to one rayon task: large multi-document files are parsed in
 /// parallel, small ones stay on one thread.
 const DOCS_PER_TASK: usize = 64;
+
+/// Bytes per chunk, at least: a stream of tiny documents (bare `---` separators) is not
+/// cut into thousands of tasks, each with its own result.
+const BYTES_PER_TASK: usize = 16 * 1024;
 
 /// The serde-saphyr budget for every document: raised for large bundles, depth and alias
 /// limits kept.
@@ -131,6 +138,8 @@ impl ParsedSource {
         self.problems.extend(other.problems);
         self.documents += other.documents;
         self.not_objects += other.not_objects;
+        self.templates.extend(other.templates);
+        self.templates.sort_unstable();
         self.skipped = self.skipped.take().or(other.skipped);
         self.left_out = other.left_out;
     }
@@ -157,101 +166,189 @@ pub fn parse_part(
         };
     }
     let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut docs = split_documents(&text[base..]);
-    let all = docs.len();
-    if part != Part::All {
-        docs.retain(|(_, d)| part.takes(d));
-    }
-    let left_out = all - docs.len();
-    let results: Vec<DocResult> = if docs.len() > DOCS_PER_TASK {
-        docs.par_chunks(DOCS_PER_TASK)
-            .flat_map_iter(|chunk| {
-                chunk
-                    .iter()
-                    .map(|(off, d)| parse_document(id, base + off, d, context))
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    } else {
-        docs.iter()
-            .map(|(off, d)| parse_document(id, base + off, d, context))
-            .collect()
-    };
-    let mut out = ParsedSource {
-        left_out,
-        ..Default::default()
-    };
-    // Sized once: the documents' objects are moved in without regrowing the vector.
-    out.objects.reserve_exact(
-        results
-            .iter()
-            .map(|r| match r {
-                DocResult::Objects(o, _) => o.len(),
-                _ => 0,
-            })
-            .sum(),
-    );
-    for r in results {
-        match r {
-            DocResult::Empty => {}
-            DocResult::NotObject => {
-                out.documents += 1;
-                out.not_objects += 1;
-            }
-            DocResult::Objects(objs, count) => {
-                out.documents += 1;
-                out.object_count += count;
-                out.objects.extend(objs);
-            }
-            DocResult::Problem(p) => {
-                out.documents += 1;
-                out.problems.push(p);
+    let body = &text[base..];
+    // Each task re-splits its own byte range: a stream of tiny documents costs a few bytes
+    // per task, never a slot per document.
+    let parse_batch = |&(from, to): &(usize, usize)| {
+        let mut out = ParsedSource::default();
+        for (off, d) in documents(&body[from..to]) {
+            if part.takes(d) {
+                out.add(parse_document(id, base + from + off, d, context));
+            } else {
+                out.left_out += 1;
             }
         }
+        out
+    };
+    let batches = batches(body);
+    let parts: Vec<ParsedSource> = if batches.len() > 1 {
+        batches.par_iter().map(parse_batch).collect()
+    } else {
+        batches.iter().map(parse_batch).collect()
+    };
+    let mut out = ParsedSource::default();
+    // Sized once: the batches' objects are moved in without regrowing the vector.
+    out.objects
+        .reserve_exact(parts.iter().map(|p| p.objects.len()).sum());
+    for p in parts {
+        out.objects.extend(p.objects);
+        out.object_count += p.object_count;
+        out.problems.extend(p.problems);
+        out.documents += p.documents;
+        out.not_objects += p.not_objects;
+        out.templates.extend(p.templates);
+        out.left_out += p.left_out;
     }
-    if !out.problems.is_empty() && text.contains("{{") {
-        return ParsedSource {
-            skipped: Some(SkipReason::HelmTemplate),
-            ..Default::default()
-        };
+    if !out.templates.is_empty() {
+        let starts: Vec<usize> = line_starts(text.as_bytes()).collect();
+        for (offset, line) in &mut out.templates {
+            *line = starts.partition_point(|&s| s <= *offset);
+        }
     }
     out
 }
 
-/// Splits a YAML stream into `(offset, document text)` at lines starting with `---` or `...`
-/// followed by whitespace or end of line. The marker line stays with the document it opens.
-pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
-    let mut starts = vec![0usize];
-    let bytes = text.as_bytes();
-    // Only lines that start with `-` or `.` can be markers: the newlines are found with
-    // memchr, and only those lines are looked at.
-    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|p| p + 1));
-    for line_start in line_starts {
-        if !matches!(bytes.get(line_start), Some(b'-' | b'.')) {
-            continue;
+/// The byte ranges of consecutive documents handed to one task each: at least
+/// [`DOCS_PER_TASK`] documents and [`BYTES_PER_TASK`] bytes (the last one may hold fewer).
+fn batches(body: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut docs = documents(body);
+    while let Some((from, first)) = docs.next() {
+        let (mut to, mut count) = (from + first.len(), 1);
+        while count < DOCS_PER_TASK || to - from < BYTES_PER_TASK {
+            let Some((off, d)) = docs.next() else { break };
+            to = off + d.len();
+            count += 1;
         }
-        let line_end =
-            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |p| line_start + p);
-        let line = &bytes[line_start..line_end];
-        if line_start > 0 && is_marker(line, b"---") {
-            starts.push(line_start);
-        } else if is_marker(line, b"...") {
-            // The document ends here; the next line starts a new one.
-            let next = (line_end + 1).min(bytes.len());
-            if next < bytes.len() {
-                starts.push(next);
-            }
-        }
-    }
-    starts.dedup();
-    let mut out = Vec::with_capacity(starts.len());
-    for (i, &s) in starts.iter().enumerate() {
-        let e = starts.get(i + 1).copied().unwrap_or(text.len());
-        if s < e {
-            out.push((s, &text[s..e]));
-        }
+        out.push((from, to));
     }
     out
+}
+
+impl ParsedSource {
+    /// Adds one document's result.
+    fn add(&mut self, r: DocResult) {
+        match r {
+            DocResult::Empty => {}
+            DocResult::NotObject => {
+                self.documents += 1;
+                self.not_objects += 1;
+            }
+            DocResult::Objects(objs, count) => {
+                self.documents += 1;
+                self.object_count += count;
+                self.objects.extend(objs);
+            }
+            DocResult::Problem(p) => {
+                self.documents += 1;
+                self.problems.push(p);
+            }
+            DocResult::Template(offset) => self.templates.push((offset, 0)),
+        }
+    }
+}
+
+/// Splits a YAML stream into `(offset, document text)` at lines starting with `---` or `...`
+/// followed by whitespace or end of line. The marker line stays with the document it opens,
+/// and so do the directives (`%YAML`, `%TAG`) before it. Lines end at LF, CRLF or a lone CR,
+/// YAML's three line breaks.
+pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    documents(text).collect()
+}
+
+/// The documents of a YAML stream, one at a time (see [`split_documents`]).
+pub fn documents(text: &str) -> Documents<'_> {
+    Documents {
+        text,
+        start: 0,
+        next_line: 0,
+    }
+}
+
+/// An iterator over the documents of a YAML stream: see [`documents`].
+pub struct Documents<'t> {
+    text: &'t str,
+    /// Where the document being read starts.
+    start: usize,
+    /// Where the next line to look at starts.
+    next_line: usize,
+}
+
+impl<'t> Iterator for Documents<'t> {
+    type Item = (usize, &'t str);
+
+    fn next(&mut self) -> Option<(usize, &'t str)> {
+        let bytes = self.text.as_bytes();
+        while self.next_line < bytes.len() {
+            let line_start = self.next_line;
+            let line_end = memchr::memchr2(b'\n', b'\r', &bytes[line_start..])
+                .map_or(bytes.len(), |p| line_start + p);
+            self.next_line = next_line(bytes, line_end);
+            // Only lines that start with `-` or `.` can be markers.
+            if !matches!(bytes[line_start], b'-' | b'.') {
+                continue;
+            }
+            let line = &bytes[line_start..line_end];
+            let cut = if line_start > 0 && is_marker(line, b"---") {
+                (!is_directive_prelude(&bytes[self.start..line_start])).then_some(line_start)
+            } else if is_marker(line, b"...") {
+                // The document ends here; the next line starts a new one.
+                Some(self.next_line)
+            } else {
+                None
+            };
+            if let Some(at) = cut {
+                let start = std::mem::replace(&mut self.start, at);
+                if start < at {
+                    return Some((start, &self.text[start..at]));
+                }
+            }
+        }
+        let start = std::mem::replace(&mut self.start, bytes.len());
+        (start < bytes.len()).then(|| (start, &self.text[start..]))
+    }
+}
+
+/// Where each line after the first starts: after LF, CRLF or a lone CR.
+pub fn line_starts(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    std::iter::once(0).chain(
+        memchr::memchr2_iter(b'\n', b'\r', bytes)
+            .filter(|&p| !(bytes[p] == b'\r' && bytes.get(p + 1) == Some(&b'\n')))
+            .map(|p| p + 1),
+    )
+}
+
+/// The start of the line after the one ending at `line_end` (a line break or the end).
+fn next_line(bytes: &[u8], line_end: usize) -> usize {
+    match bytes.get(line_end..line_end + 2) {
+        Some(b"\r\n") => line_end + 2,
+        _ => (line_end + 1).min(bytes.len()),
+    }
+}
+
+/// Is `chunk` the directives of a document yet to start: directive lines (`%` in column 0)
+/// and blank or comment lines only, with at least one directive?
+fn is_directive_prelude(chunk: &[u8]) -> bool {
+    if !matches!(
+        chunk.first(),
+        Some(b'%' | b'#' | b' ' | b'\t' | b'\n' | b'\r')
+    ) {
+        return false;
+    }
+    let mut directive = false;
+    let mut from = 0;
+    while from < chunk.len() {
+        let end = memchr::memchr2(b'\n', b'\r', &chunk[from..]).map_or(chunk.len(), |p| from + p);
+        let line = &chunk[from..end];
+        let trimmed = line.trim_ascii_start();
+        if line.first() == Some(&b'%') {
+            directive = true;
+        } else if !(trimmed.is_empty() || trimmed.starts_with(b"#")) {
+            return false;
+        }
+        from = end + 1;
+    }
+    directive
 }
 
 fn is_marker(line: &[u8], marker: &[u8]) -> bool {
@@ -267,6 +364,8 @@ enum DocResult {
     /// The objects kept, and how many were found.
     Objects(Vec<Object>, usize),
     Problem(ParseProblem),
+    /// An unrendered Helm template, at this offset: see [`template_syntax_breaks`].
+    Template(usize),
 }
 
 fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> DocResult {
@@ -279,6 +378,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
         root => root,
     };
     match root {
+        Err(_) if template_syntax_breaks(text) => DocResult::Template(offset),
         Err(p) => DocResult::Problem(ParseProblem {
             span: Span::new(offset + p.span.offset, p.span.len),
             message: p.message,
@@ -291,6 +391,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                 match deserialize(text, kind, false) {
                     Ok(DocRoot::Map(d)) => d,
                     Ok(_) => doc,
+                    Err(_) if template_syntax_breaks(text) => return DocResult::Template(offset),
                     Err(p) => {
                         return DocResult::Problem(ParseProblem {
                             span: Span::new(offset + p.span.offset, p.span.len),
@@ -309,6 +410,52 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             DocResult::Objects(objects, count)
         }
     }
+}
+
+/// Does this document, which failed to parse, fail only because of Helm template syntax?
+/// It does when it holds `{{ … }}` actions and parses once they are blanked out (duplicate
+/// keys allowed, as `if`/`else` branches write the same key twice). A document that quotes
+/// `{{` in a valid string (Prometheus alert text) and fails for another reason is a
+/// `parse-error` like any other.
+fn template_syntax_breaks(text: &str) -> bool {
+    if memchr::memmem::find(text.as_bytes(), b"{{").is_none() {
+        return false;
+    }
+    let blanked = blank_template_actions(text);
+    let mut opts = options();
+    opts.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    let parse = |preset| {
+        serde_saphyr::with_deserializer_from_str_with_options(&blanked, opts.clone(), |d| {
+            DocSeed {
+                preset,
+                header_only: None,
+            }
+            .deserialize(d)
+        })
+    };
+    match parse(None) {
+        Ok(DocRoot::Map(doc)) if doc.needs_reparse => parse(classify(&doc)).is_ok(),
+        r => r.is_ok(),
+    }
+}
+
+/// `text` with every `{{ … }}` action (braces included) turned into spaces, line breaks
+/// kept: what a template's YAML reads like around its actions.
+fn blank_template_actions(text: &str) -> String {
+    let mut out = text.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(open) = memchr::memmem::find(&out[from..], b"{{").map(|p| from + p) {
+        let close =
+            memchr::memmem::find(&out[open + 2..], b"}}").map_or(out.len(), |p| open + 4 + p);
+        for b in &mut out[open..close] {
+            if !matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+        from = close;
+    }
+    // Only ASCII braces and the bytes between them (whole characters) became spaces.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn classify(doc: &RawDoc) -> Option<Kind> {
@@ -445,20 +592,18 @@ fn friendly(message: &str) -> String {
     }
 }
 
-/// Byte offset of a 1-based line and character column.
+/// Byte offset of a 1-based line and character column (lines end at LF, CRLF or a lone CR).
 pub fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let mut off = 0usize;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line {
-            return off
-                + l.char_indices()
-                    .nth(column.saturating_sub(1))
-                    .map(|(b, _)| b)
-                    .unwrap_or(l.len());
-        }
-        off += l.len();
-    }
-    text.len()
+    let mut starts = line_starts(text.as_bytes()).skip(line.saturating_sub(1));
+    let Some(start) = starts.next() else {
+        return text.len();
+    };
+    let end = starts.next().unwrap_or(text.len());
+    start
+        + text[start..end]
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map_or(end - start, |(b, _)| b)
 }
 
 #[cfg(test)]
@@ -467,11 +612,31 @@ mod tests {
 
     /// The splitting rule, line by line and without shortcuts.
     fn split_by_lines(text: &str) -> Vec<(usize, &str)> {
+        // Lines with their break: LF, CRLF or a lone CR.
+        let mut lines = Vec::new();
+        let mut from = 0;
+        let b = text.as_bytes();
+        for i in 0..b.len() {
+            let ends = b[i] == b'\n' || (b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'));
+            if ends {
+                lines.push(&text[from..=i]);
+                from = i + 1;
+            }
+        }
+        if from < text.len() {
+            lines.push(&text[from..]);
+        }
         let mut starts = vec![0usize];
         let mut at = 0;
-        for line in text.split_inclusive('\n') {
-            let bare = line.trim_end_matches('\n').as_bytes();
-            if at > 0 && is_marker(bare, b"---") {
+        for line in lines {
+            let bare = line.trim_end_matches(['\n', '\r']).as_bytes();
+            let doc_start = *starts.last().unwrap_or(&0);
+            let prelude = text[doc_start..at].split(['\n', '\r']).all(|l| {
+                l.starts_with('%') || l.trim().is_empty() || l.trim_start().starts_with('#')
+            }) && text[doc_start..at]
+                .split(['\n', '\r'])
+                .any(|l| l.starts_with('%'));
+            if at > 0 && is_marker(bare, b"---") && !prelude {
                 starts.push(at);
             } else if is_marker(bare, b"...") && at + line.len() < text.len() {
                 starts.push(at + line.len());
@@ -494,9 +659,10 @@ mod tests {
         #[test]
         fn splits_where_the_line_rule_does(lines in proptest::collection::vec(proptest::sample::select(vec![
             "---", "--- ", "---\t", "---\r", "----", "--", "...", "... x", "....", ".", "-",
-            "a: 1", "- x", "  ---", "", "--- # c", "\r",
-        ]), 0..24), newline_at_end: bool) {
-            let mut text = lines.join("\n");
+            "a: 1", "- x", "  ---", "", "--- # c", "\r", "%YAML 1.2", "%TAG ! tag:x,2000:",
+            "# c", "...\r", "---\r- y",
+        ]), 0..24), newline_at_end: bool, cr: bool) {
+            let mut text = lines.join(if cr { "\r" } else { "\n" });
             if newline_at_end {
                 text.push('\n');
             }

@@ -69,14 +69,19 @@ pub struct Sanitized {
 }
 
 impl Sanitized {
-    /// Sanitizes `s`; a `\r` is kept only before `\n`, and so is every newline and tab.
+    /// Sanitizes `s`; a `\r` is kept before `\n` and a lone one becomes `\n` (it ends a line),
+    /// and every newline and tab is kept.
     pub fn new(s: &str) -> Self {
         let mut text = String::with_capacity(s.len());
         let mut shifts = Vec::new();
         let mut chars = s.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
             let crlf = c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n');
-            if unsafe_char(c) && !matches!(c, '\n' | '\t') && !crlf {
+            if c == '\r' && !crlf {
+                // A lone CR ends a line, as YAML and the line index count it: one byte for
+                // one byte, so nothing after it moves.
+                text.push('\n');
+            } else if unsafe_char(c) && !matches!(c, '\n' | '\t') && !crlf {
                 text.push(picture(c));
                 shifts.push((i + c.len_utf8(), text.len()));
             } else {
@@ -113,7 +118,7 @@ mod tests {
     fn snippet_keeps_one_char_per_char_and_maps_offsets() {
         let s = "k: \u{1b}[2J\u{9b}x\r\ny\rz\n";
         let san = Sanitized::new(s);
-        assert_eq!(san.text, "k: \u{241b}[2J\u{fffd}x\r\ny\u{240d}z\n");
+        assert_eq!(san.text, "k: \u{241b}[2J\u{fffd}x\r\ny\nz\n");
         assert_eq!(s.chars().count(), san.text.chars().count());
         // Every character boundary maps to the boundary of the same character.
         for (n, (i, _)) in s.char_indices().enumerate() {

@@ -94,11 +94,18 @@ pub struct Summary {
     pub documents: usize,
     pub objects: usize,
     pub skipped: usize,
+    /// Documents skipped as unrendered Helm templates in files otherwise linted.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_documents: usize,
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
     /// Findings hidden by `karplint-ignore` comments or `karplint.io/ignore` annotations.
     pub suppressed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Everything a report needs.
@@ -229,21 +236,15 @@ pub struct Lines<'a> {
 
 /// Where each line of a text starts, so many positions in one file cost a binary search
 /// each rather than a scan from the top.
-struct LineIndex {
+pub(crate) struct LineIndex {
     starts: Vec<usize>,
 }
 
 impl LineIndex {
-    fn new(text: &str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(
-                text.bytes()
-                    .enumerate()
-                    .filter(|(_, b)| *b == b'\n')
-                    .map(|(i, _)| i + 1),
-            )
-            .collect();
-        LineIndex { starts }
+    pub(crate) fn new(text: &str) -> Self {
+        LineIndex {
+            starts: crate::parse::line_starts(text.as_bytes()).collect(),
+        }
     }
 
     /// 0-based line of a byte offset (the last line past the end).
@@ -254,11 +255,35 @@ impl LineIndex {
             .saturating_sub(1)
     }
 
-    /// 1-based line and character column of a byte offset.
-    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+    /// How many lines the text has.
+    pub(crate) fn count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Where 1-based `line` starts (the text's end past the last line).
+    pub(crate) fn start(&self, line: usize) -> usize {
+        self.starts
+            .get(line.wrapping_sub(1))
+            .copied()
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The text of 1-based `line`, without its line break.
+    pub(crate) fn line<'t>(&self, text: &'t str, line: usize) -> &'t str {
+        let start = self.start(line).min(text.len());
+        let end = self.start(line + 1).min(text.len());
+        text[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    /// 1-based line and character column of a byte offset. Lines end at LF, CRLF or a lone
+    /// CR, as YAML's do; a byte order mark is not a column.
+    pub(crate) fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
         let offset = floor_char_boundary(text, offset.min(text.len()));
         let line = self.starts.partition_point(|&s| s <= offset);
-        let start = self.starts[line - 1];
+        let mut start = self.starts[line - 1];
+        if start == 0 && text.starts_with('\u{feff}') && offset >= 3 {
+            start = 3;
+        }
         (line, text[start..offset].chars().count() + 1)
     }
 
@@ -292,13 +317,10 @@ fn json_string(value: &impl serde::Serialize) -> String {
     s
 }
 
-/// 1-based line and character column of a byte offset.
+/// 1-based line and character column of a byte offset (see [`LineIndex::line_col`]; for
+/// many offsets in one text, build the index once).
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = floor_char_boundary(text, offset.min(text.len()));
-    let before = &text[..offset];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    (line, text[line_start..offset].chars().count() + 1)
+    LineIndex::new(text).line_col(text, offset)
 }
 
 fn floor_char_boundary(text: &str, mut i: usize) -> usize {
@@ -319,13 +341,16 @@ pub fn widen(text: &str, span: Span) -> Span {
     let mut i = floor_char_boundary(text, span.offset);
     // Walk back over whitespace, sequence dashes, flow openers and whole comment lines.
     loop {
-        while i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'-' | b'{' | b'[' | b'\r') {
+        while i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'-' | b'{' | b'[') {
             i -= 1;
         }
-        if i > 0 && bytes[i - 1] == b'\n' {
+        if i > 0 && matches!(bytes[i - 1], b'\n' | b'\r') {
             i -= 1;
+            if i > 0 && bytes[i] == b'\n' && bytes[i - 1] == b'\r' {
+                i -= 1;
+            }
             // Drop a trailing comment of the previous line.
-            let line_start = text[..i].rfind('\n').map(|p| p + 1).unwrap_or(0);
+            let line_start = text[..i].rfind(['\n', '\r']).map(|p| p + 1).unwrap_or(0);
             if let Some(h) = text[line_start..i].find(" #").map(|h| line_start + h) {
                 i = h;
             } else if text[line_start..i].trim_start().starts_with('#') {

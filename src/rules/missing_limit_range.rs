@@ -75,6 +75,15 @@ impl Rule for MissingLimitRange {
                             ),
                         );
                     }
+                    // The namespace's finding, not the first file's: suppressed in that
+                    // file, it stands on the next workload.
+                    for (w, _) in workloads.iter().skip(1) {
+                        f = f.also_on(
+                            *w,
+                            w.name_span,
+                            format!("workload in \"{ns}\" without requests"),
+                        );
+                    }
                     f
                 }
             };
