@@ -2,8 +2,8 @@
 //! report to stdout and an exit code (0 clean, 1 findings at or above `--fail-on`, 2 usage,
 //! configuration or I/O errors).
 //!
-//! Settings come from `.karplint.yaml` (found in the current directory or a parent, or
-//! named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
+//! Settings come from `.karplint.yaml` (found in the current directory or a parent up to
+//! the repository root, or named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
 //! write several reports from one run.
 
 use crate::config::{self, Config, Level};
@@ -23,7 +23,8 @@ most one may). For example, annotations in the log plus a SARIF file:
 
   karplint --format github --format sarif --output - --output karplint.sarif manifests/
 
-Configuration: .karplint.yaml in the current directory or the nearest parent (or --config).
+Configuration: .karplint.yaml in the current directory or the nearest parent, up to the
+repository root (or --config); the summary names the config applied.
 Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
 --include, --exclude and --context replace the file's lists when given.
 
@@ -78,7 +79,7 @@ pub struct LintArgs {
     /// reporting on them (repeatable)
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
-    /// Worker threads (default: one per core)
+    /// Worker threads (default: one per core; at most 256)
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
     /// Disable colours (also when NO_COLOR is set or stdout is not a terminal)
