@@ -4,6 +4,11 @@
 # a Markdown summary to $GITHUB_STEP_SUMMARY, write SARIF when asked, and exit with
 # karplint's exit code.
 #
+# Every file it writes lies under $RUNNER_TEMP, never in the checked-out tree, where a pull
+# request could plant a link that a write would follow: the summary in a fresh directory,
+# the SARIF at `sarif-file` taken relative to $RUNNER_TEMP (its absolute path is the output
+# `sarif-file`).
+#
 # Install, in order:
 #   1. $KARPLINT_BIN, when set (tests, or a binary installed by an earlier step);
 #   2. the release archive for INPUT_VERSION (default: the version in the action's
@@ -74,15 +79,40 @@ args=()
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
 for c in ${INPUT_CONTEXT:-}; do args+=(--context "$c"); done
 
+# The SARIF file: under $RUNNER_TEMP, outside the checkout.
+sarif=""
+if [ -n "${INPUT_SARIF_FILE:-}" ]; then
+  case "/$INPUT_SARIF_FILE/" in
+    */../*) log "sarif-file must not contain '..': $INPUT_SARIF_FILE"; exit 2 ;;
+  esac
+  case "$INPUT_SARIF_FILE" in
+    /*) sarif="$INPUT_SARIF_FILE" ;;
+    *) sarif="$tmp/$INPUT_SARIF_FILE" ;;
+  esac
+  sarif_dir="$(dirname -- "$sarif")"
+  mkdir -p -- "$sarif_dir" || exit 2
+  sarif_dir="$(cd -- "$sarif_dir" && pwd -P)" || exit 2
+  workspace_real="$(cd -- "$workspace" && pwd -P)" || exit 2
+  case "$sarif_dir/" in
+    "$workspace_real"/*)
+      log "sarif-file $INPUT_SARIF_FILE lies in the checked-out tree ($workspace); give a path under \$RUNNER_TEMP"
+      exit 2 ;;
+  esac
+  sarif="$sarif_dir/$(basename -- "$sarif")"
+  # Never write through a link left at that name.
+  if [ -L "$sarif" ]; then rm -f -- "$sarif" || exit 2; fi
+fi
+
 # Formats pair with outputs in order: the log, then the summary, then SARIF.
 args+=(--format "${INPUT_FORMAT:-github}" --output -)
 summary=""
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-  summary="$tmp/karplint-summary.md"
+  summary_dir="$(mktemp -d "$tmp/karplint-summary.XXXXXX")" || exit 2
+  summary="$summary_dir/summary.md"
   args+=(--format markdown --output "$summary")
 fi
-if [ -n "${INPUT_SARIF_FILE:-}" ]; then
-  args+=(--format sarif --output "$INPUT_SARIF_FILE")
+if [ -n "$sarif" ]; then
+  args+=(--format sarif --output "$sarif")
 fi
 
 paths=()
@@ -95,7 +125,11 @@ code=$?
 if [ -n "$summary" ] && [ -f "$summary" ]; then
   cat "$summary" >> "$GITHUB_STEP_SUMMARY"
 fi
+if [ -n "$summary" ]; then
+  rm -rf -- "$summary_dir"
+fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
   echo "exit-code=$code" >> "$GITHUB_OUTPUT"
+  if [ -n "$sarif" ]; then echo "sarif-file=$sarif" >> "$GITHUB_OUTPUT"; fi
 fi
 exit "$code"

@@ -2,8 +2,8 @@
 //! report to stdout and an exit code (0 clean, 1 findings at or above `--fail-on`, 2 usage,
 //! configuration or I/O errors).
 //!
-//! Settings come from `.karplint.yaml` (found in the current directory or a parent, or
-//! named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
+//! Settings come from `.karplint.yaml` (found in the current directory or a parent up to
+//! the repository root, or named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
 //! write several reports from one run.
 
 use crate::config::{self, Config, Level};
@@ -23,7 +23,8 @@ most one may). For example, annotations in the log plus a SARIF file:
 
   karplint --format github --format sarif --output - --output karplint.sarif manifests/
 
-Configuration: .karplint.yaml in the current directory or the nearest parent (or --config).
+Configuration: .karplint.yaml in the current directory or the nearest parent, up to the
+repository root (or --config); the summary names the config applied.
 Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
 --include, --exclude and --context replace the file's lists when given.
 
@@ -78,7 +79,7 @@ pub struct LintArgs {
     /// reporting on them (repeatable)
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
-    /// Worker threads (default: one per core)
+    /// Worker threads (default: one per core; at most 256)
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
     /// Disable colours (also when NO_COLOR is set or stdout is not a terminal)
@@ -151,7 +152,7 @@ pub fn run() -> i32 {
                 2
             }
         },
-        Some(Command::Plan(args)) => run_plan(&args),
+        Some(Command::Plan(args)) => with_workers(&args, run_plan),
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "karplint", &mut out);
@@ -167,8 +168,85 @@ pub fn run() -> i32 {
                 }
             }
         }
-        None => run_lint(&cli.lint),
+        None => with_workers(&cli.lint, run_lint),
     }
+}
+
+/// The most worker threads `-j` starts: the work is CPU-bound, so more threads only cost
+/// memory and start-up time.
+const MAX_THREADS: usize = 256;
+
+/// Worker stack sizes, tried in order. Deserializing is recursive: a document nested up to
+/// the parser's depth limit needs more than the 2 MiB default stack of a worker thread (in
+/// debug builds well before that limit). The stack is reserved, not committed, so the first
+/// costs no memory, but a memory rlimit (`ulimit -v`) counts reservations: then smaller
+/// stacks are tried, and the run says so.
+const WORKER_STACKS: [usize; 3] = [64 << 20, 16 << 20, 4 << 20];
+
+/// A pool of `threads` workers (default: one per core) with `stack`-byte stacks. When one
+/// cannot start, the workers already started are stopped and waited for, so that their
+/// stacks are given back before the caller tries smaller ones.
+fn worker_pool(
+    threads: Option<usize>,
+    stack: usize,
+) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    let started = std::sync::Mutex::new(Vec::new());
+    let mut pool = rayon::ThreadPoolBuilder::new().spawn_handler(|worker| {
+        let handle = std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(|| worker.run())?;
+        started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(handle);
+        Ok(())
+    });
+    if let Some(n) = threads {
+        pool = pool.num_threads(n);
+    }
+    let built = pool.build();
+    let started = started
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if built.is_err() {
+        // The failed pool told its workers to stop: wait until they have.
+        for handle in started {
+            let _ = handle.join();
+        }
+    }
+    built
+}
+
+/// Runs `f` on the worker threads `-j` asks for (the whole run: linting and reports).
+fn with_workers(args: &LintArgs, f: fn(&LintArgs) -> i32) -> i32 {
+    let threads = args.threads.map(|n| {
+        if n > MAX_THREADS {
+            eprintln!(
+                "karplint: -j {n} is more than the {MAX_THREADS} worker threads karplint starts; using {MAX_THREADS}"
+            );
+        }
+        n.clamp(1, MAX_THREADS)
+    });
+    let mut failed = None;
+    for stack in WORKER_STACKS {
+        match worker_pool(threads, stack) {
+            Ok(pool) => {
+                if let Some(e) = failed {
+                    eprintln!(
+                        "karplint: cannot start worker threads with {} MiB stacks ({e}); using {} MiB stacks, which a very deeply nested document may overflow",
+                        WORKER_STACKS[0] >> 20,
+                        stack >> 20
+                    );
+                }
+                return pool.install(|| f(args));
+            }
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    if let Some(e) = failed {
+        eprintln!("karplint: cannot start worker threads: {e}");
+    }
+    2
 }
 
 fn print_out(s: &str) -> i32 {
@@ -292,7 +370,7 @@ fn load_config(args: &LintArgs) -> Result<Option<Config>, i32> {
             .map(|p| relative_to_cwd(&p)),
     };
     let Some(path) = path else { return Ok(None) };
-    match config::load(&path, &rules::known_ids()) {
+    match config::load(&path, &rules::known_ids(), args.max_file_size) {
         Ok(c) => Ok(Some(c)),
         Err(e) => {
             let mut out = String::new();
@@ -388,31 +466,31 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
 /// the exit code.
 fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(engine::Outcome, FailOn), i32> {
     let cfg = load_config(args)?;
+    let applied = cfg.as_ref().map(|c| c.path.display().to_string());
     let (mut opts, fail_on) = merge(args, cfg).map_err(|e| {
         eprintln!("karplint: {e}");
         2
     })?;
     opts.plan = plan;
-    // Deserializing is recursive: a document nested up to the parser's depth limit needs
-    // more than the 2 MiB default stack of a worker thread (in debug builds well before
-    // that limit). The stack is reserved, not committed, so this costs no memory.
-    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20);
-    if let Some(n) = args.threads {
-        pool = pool.num_threads(n.max(1));
-    }
-    if let Err(e) = pool.build_global() {
-        eprintln!("karplint: cannot start worker threads: {e}");
-        return Err(2);
-    }
     // Progress only for a person watching: never in pipes, CI logs or machine formats.
     crate::progress::ENABLED.store(
         args.format.iter().all(|f| *f == Format::Human) && std::io::stderr().is_terminal(),
         std::sync::atomic::Ordering::Relaxed,
     );
-    let outcome = engine::lint(&opts, &mut std::io::stdin()).map_err(|e| {
+    let mut outcome = engine::lint(&opts, &mut std::io::stdin()).map_err(|e| {
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
         2
     })?;
+    if let Some(path) = applied {
+        // Say which config shaped the run: in the human summary when there is one (JSON's
+        // shape has no place for it), else on standard error.
+        let note = format!("config {path} applied");
+        if !plan && (args.format.is_empty() || args.format.contains(&Format::Human)) {
+            outcome.report.notes.push(note);
+        } else {
+            eprintln!("karplint: {note}");
+        }
+    }
     Ok((outcome, fail_on))
 }
 
@@ -429,6 +507,13 @@ fn run_lint(args: &LintArgs) -> i32 {
         Err(code) => return code,
     };
     let report = &outcome.report;
+    if let Some((output, input)) = output_over_input(&dests, &report.sources) {
+        eprintln!(
+            "karplint: refusing to write a report to {}: it is the input {input} (linted or read as context); choose another --output",
+            output.display()
+        );
+        return 2;
+    }
     let quotes_source = dests.iter().any(|(f, _)| *f == Format::Human);
     let texts = report::Texts::load_with(report, quotes_source);
     let width = std::env::var("COLUMNS")
@@ -483,6 +568,30 @@ fn run_lint(args: &LintArgs) -> i32 {
         .threshold()
         .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
     i32::from(failed)
+}
+
+/// An `--output` file that is one of the run's inputs (linted, or read as context), with
+/// that input's name: writing the report there would destroy it.
+fn output_over_input(
+    dests: &[(Format, Destination)],
+    sources: &[report::Source],
+) -> Option<(PathBuf, String)> {
+    for (_, dest) in dests {
+        let Destination::File(p) = dest else { continue };
+        // A file that is not there yet is no input.
+        let Ok(out) = std::fs::canonicalize(p) else {
+            continue;
+        };
+        let input = sources.iter().find(|s| {
+            s.path()
+                .and_then(|sp| std::fs::canonicalize(sp).ok())
+                .is_some_and(|c| c == out)
+        });
+        if let Some(s) = input {
+            return Some((p.clone(), s.name.clone()));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

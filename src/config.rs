@@ -6,10 +6,14 @@
 //! code 2, because a typo in a config silently disabling nothing is worse than a failed run.
 //! Paths in `context:` and `cluster.instanceTypes` are relative to the file's directory.
 //! Command-line flags override what the file says; merging happens in the CLI.
+//!
+//! An error quotes at most one short excerpt of the offending line, never the file: a
+//! committed `.karplint.yaml` may be a link to `/proc/self/environ` or `/etc/passwd`, and
+//! the error is printed in a CI log anyone can read.
 
 use crate::diagnostic::Severity;
 use crate::model::de::{Spanned, SpannedMap};
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -124,12 +128,19 @@ pub enum ConfigError {
     #[error("{path}: {message}")]
     #[diagnostic(code(karplint::config))]
     Io { path: String, message: String },
+    /// Not text a YAML config could hold (a NUL or other control byte): nothing is quoted.
+    #[error("{path}: not a YAML config (control character at byte {offset})")]
+    #[diagnostic(
+        code(karplint::config),
+        help("point --config at a .karplint.yaml file; is it a link to something else?")
+    )]
+    NotText { path: String, offset: usize },
     #[error("{message}")]
     #[diagnostic(code(karplint::config))]
     Invalid {
         message: String,
         #[source_code]
-        src: NamedSource<String>,
+        src: Excerpt,
         #[label("{label}")]
         span: SourceSpan,
         label: String,
@@ -192,21 +203,36 @@ struct RawSubnet {
     available_ipv4: u64,
 }
 
-/// The config file that applies in `dir`: `.karplint.yaml` there or in the nearest parent.
+/// The config file that applies in `dir`: `.karplint.yaml` there or in the nearest parent,
+/// looking no higher than the repository root (the nearest directory holding `.git`), so a
+/// checkout never picks up a config from outside it.
 pub fn discover(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .map(|d| d.join(FILE_NAME))
-        .find(|p| p.is_file())
+    for d in dir.ancestors() {
+        let p = d.join(FILE_NAME);
+        if p.is_file() {
+            return Some(p);
+        }
+        if d.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
-/// Reads and validates a config file. `known_rules` are the rule ids `rules:` may name.
-pub fn load(path: &Path, known_rules: &[&str]) -> Result<Config, Box<ConfigError>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+/// Reads and validates a config file of at most `max` bytes (`--max-file-size`).
+/// `known_rules` are the rule ids `rules:` may name.
+pub fn load(path: &Path, known_rules: &[&str], max: u64) -> Result<Config, Box<ConfigError>> {
+    let io = |message: String| {
         Box::new(ConfigError::Io {
             path: path.display().to_string(),
-            message: e.to_string(),
+            message,
         })
-    })?;
+    };
+    let bytes = crate::discover::read_file_at_most(path, max)
+        .map_err(|e| io(e.to_string()))?
+        .ok_or_else(|| io(format!("over the {max}-byte limit (--max-file-size)")))?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| io(format!("not UTF-8: {}", e.utf8_error())))?;
     parse(path, &text, known_rules)
 }
 
@@ -216,6 +242,16 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         name: path.display().to_string(),
         text,
     };
+    if let Some(offset) = text
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        .map(|(i, _)| i)
+    {
+        return Err(Box::new(ConfigError::NotText {
+            path: src.name,
+            offset,
+        }));
+    }
     let raw = deserialize_raw(&src)?.unwrap_or_default();
     let base = config_dir(path);
     let rules = validate_rules(&src, &raw.rules, known_rules)?;
@@ -242,7 +278,8 @@ struct ConfigSource<'a> {
 }
 
 impl ConfigSource<'_> {
-    /// A validation error labelled at `span` of the file.
+    /// A validation error labelled at `span` of the file, quoting only an excerpt of the
+    /// span's line.
     fn invalid(
         &self,
         span: (usize, usize),
@@ -250,13 +287,102 @@ impl ConfigSource<'_> {
         label: &str,
         help: Option<String>,
     ) -> Box<ConfigError> {
+        let src = Excerpt::of(&self.name, self.text, span.0);
+        let start = span.0.clamp(src.offset, src.offset + src.text.len());
+        let end = span
+            .0
+            .saturating_add(span.1)
+            .clamp(start, src.offset + src.text.len());
         Box::new(ConfigError::Invalid {
-            message,
-            src: NamedSource::new(&self.name, self.text.to_string()),
-            span: span.into(),
+            message: shorten(&message, MAX_MESSAGE),
+            src,
+            span: (start, end - start).into(),
             label: label.to_string(),
             help,
         })
+    }
+}
+
+/// The longest excerpt of a line an error quotes, and the longest message, in bytes.
+const MAX_EXCERPT: usize = 120;
+const MAX_MESSAGE: usize = 200;
+
+/// `s` cut to at most `max` bytes (on a character boundary), with `…` when cut.
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// What a config error quotes: at most [`MAX_EXCERPT`] bytes of one line of the file,
+/// placed at its line and column so that miette shows the real position.
+#[derive(Debug)]
+pub struct Excerpt {
+    name: String,
+    text: String,
+    /// Byte offset of `text` in the file.
+    offset: usize,
+    /// 0-based line and character column of `text` in the file.
+    line: usize,
+    column: usize,
+}
+
+impl Excerpt {
+    /// The excerpt of `file` around byte `at`: its line, cut to a window from a little
+    /// before `at` when the line is long.
+    fn of(name: &str, file: &str, at: usize) -> Excerpt {
+        let mut at = at.min(file.len());
+        while !file.is_char_boundary(at) {
+            at -= 1;
+        }
+        let line_start = file[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = file[at..].find(['\n', '\r']).map_or(file.len(), |i| at + i);
+        let mut start = line_start.max(at.saturating_sub(MAX_EXCERPT / 3));
+        while !file.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = line_end.min(start + MAX_EXCERPT);
+        while !file.is_char_boundary(end) {
+            end -= 1;
+        }
+        Excerpt {
+            name: name.to_string(),
+            text: file[start..end].to_string(),
+            offset: start,
+            line: file[..line_start].matches('\n').count(),
+            column: file[line_start..start].chars().count(),
+        }
+    }
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        _context_lines_before: usize,
+        _context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let end = self.offset + self.text.len();
+        if span.offset() < self.offset || span.offset() > end {
+            return Err(MietteError::OutOfBounds);
+        }
+        // Always the whole excerpt: one line, however many context lines are asked for.
+        // The column of the span's start, for the `[file:line:column]` header.
+        let before = self.text.get(..span.offset() - self.offset);
+        let column = self.column + before.map_or(0, |t| t.chars().count());
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            self.text.as_bytes(),
+            (self.offset, self.text.len()).into(),
+            self.line,
+            column,
+            1,
+        )))
     }
 }
 
@@ -278,7 +404,10 @@ fn config_dir(path: &Path) -> PathBuf {
 fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigError>> {
     let text = src.text;
     serde_saphyr::from_str(text).map_err(|e| {
-        let rendered = e.to_string();
+        // Without serde-saphyr's own snippet: it quotes lines around the error, and the
+        // error quotes only an excerpt of one.
+        let rendered = e.without_snippet().to_string();
+        let rendered = rendered.lines().next().unwrap_or_default().to_string();
         let message = match rendered.rfind(" at line ") {
             Some(i) => rendered[..i].to_string(),
             None => rendered,

@@ -77,13 +77,81 @@ fn annotations_summary_sarif_and_exit_code() {
         "{summary}"
     );
     assert!(summary.contains("| Severity | Rule |"), "{summary}");
-    // SARIF is written relative to the workspace, as upload-sarif expects.
+    // SARIF is written under $RUNNER_TEMP, never into the checkout; the output names it.
+    assert!(!ws.path().join("karplint.sarif").exists());
+    let sarif_path = temp.path().canonicalize().unwrap().join("karplint.sarif");
     let sarif: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(ws.path().join("karplint.sarif")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&sarif_path).unwrap()).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     let output = std::fs::read_to_string(temp.path().join("output.txt")).unwrap();
-    assert_eq!(output, "exit-code=1\n");
+    assert_eq!(
+        output,
+        format!("exit-code=1\nsarif-file={}\n", sarif_path.display())
+    );
+}
+
+/// Every file under `dir`, relative, sorted.
+fn tree(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = walk(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_path_buf())
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn nothing_is_written_into_the_checkout() {
+    let ws = workspace();
+    let temp = tempfile::tempdir().unwrap();
+    // A pull request plants a link where a report would go.
+    let target = temp.path().join("victim");
+    std::fs::write(&target, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&target, ws.path().join("karplint.sarif")).unwrap();
+    let before = tree(ws.path());
+    let out = action(
+        ws.path(),
+        temp.path(),
+        &[
+            ("INPUT_PATH", "manifests"),
+            ("INPUT_SARIF_FILE", "karplint.sarif"),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree(ws.path()), before);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+    assert!(temp.path().join("karplint.sarif").is_file());
+    // A SARIF path in the checkout, or one climbing out of $RUNNER_TEMP, is refused.
+    let inside = ws.path().join("karplint.sarif");
+    for bad in [inside.to_str().unwrap(), "../karplint.sarif"] {
+        let out = action(
+            ws.path(),
+            temp.path(),
+            &[("INPUT_PATH", "manifests"), ("INPUT_SARIF_FILE", bad)],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("sarif-file"), "{stderr}");
+    }
+    assert_eq!(tree(ws.path()), before);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
 }
 
 #[test]

@@ -100,6 +100,10 @@ pub enum InstanceTypesError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Catalog(#[from] crate::karpenter::catalog::CatalogError),
+    #[error("over the {limit}-byte limit (--max-file-size)")]
+    TooLarge { limit: u64 },
+    #[error(transparent)]
+    NotUtf8(std::string::FromUtf8Error),
 }
 
 /// A source that could not be read (exit code 2; the run goes on without it).
@@ -115,6 +119,9 @@ pub enum ReadError {
     },
     #[error("{name}: is a directory")]
     Directory { name: String },
+    /// A stream (standard input, a FIFO) longer than `--max-file-size`: not linted.
+    #[error("{name}: more than {limit} bytes, over the limit (--max-file-size); not linted")]
+    TooLarge { name: String, limit: u64 },
     /// Every source is parsed by the end of a run; this one was not (a bug).
     #[error("{name}: not read (internal error)")]
     NotRead { name: String },
@@ -134,11 +141,11 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     let loaded = opts
         .instance_types
         .as_deref()
-        .map(load_catalog)
+        .map(|p| load_catalog(p, opts.max_file_size))
         .transpose()?;
     let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
     let (inputs, mut read_errors) = discover_inputs(opts)?;
-    let (sources, stdin_errors) = sources::sources(inputs, stdin);
+    let (sources, stdin_errors) = sources::sources(inputs, stdin, opts.max_file_size);
     read_errors.extend(stdin_errors);
 
     let mut hold_whole = vec![false; sources.len()];
@@ -192,35 +199,29 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     }
 }
 
-/// `aws ec2 describe-instance-types` JSON as a catalog.
-fn load_catalog(path: &Path) -> Result<Catalog, LintError> {
+/// `aws ec2 describe-instance-types` JSON as a catalog, at most `max` bytes of it.
+fn load_catalog(path: &Path, max: u64) -> Result<Catalog, LintError> {
     let err = |source: InstanceTypesError| LintError::InstanceTypes {
         path: path.display().to_string(),
         source,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.into()))?;
+    let bytes = discover::read_file_at_most(path, max)
+        .map_err(|e| err(e.into()))?
+        .ok_or(err(InstanceTypesError::TooLarge { limit: max }))?;
+    let text = String::from_utf8(bytes).map_err(|e| err(InstanceTypesError::NotUtf8(e)))?;
     Catalog::from_describe_instance_types_json(&text).map_err(|e| err(e.into()))
 }
 
-/// The linted inputs, then the `--context` inputs not already linted.
+/// The linted inputs, then the `--context` inputs not already linted; each file once,
+/// whatever its spelling (see [`discover::identity`]).
 fn discover_inputs(opts: &LintOptions) -> Result<(Vec<Input>, Vec<ReadError>), LintError> {
     let filters = Filters::new(&opts.include, &opts.exclude)?;
-    let (mut inputs, errors) = discover::discover(&opts.paths, false, opts.follow, &filters);
+    let (inputs, errors) = discover::discover(&opts.paths, false, opts.follow, &filters);
     let (ctx_inputs, ctx_errors) = discover::discover(&opts.context, true, opts.follow, &filters);
     let read_errors = (errors.into_iter().chain(ctx_errors))
         .map(ReadError::from)
         .collect();
-    for i in ctx_inputs {
-        // A file both linted and given as context is linted.
-        if let Input::File { path, .. } = &i
-            && inputs
-                .iter()
-                .any(|j| matches!(j, Input::File { path: p, .. } if p == path))
-        {
-            continue;
-        }
-        inputs.push(i);
-    }
+    let inputs = discover::first_of_each(inputs, ctx_inputs, discover::identity);
     Ok((inputs, read_errors))
 }
 

@@ -10,10 +10,12 @@ use crate::suppress;
 use std::borrow::Cow;
 
 /// The discovered inputs as sources, in order; standard input is read for its first
-/// mention, and a failure to read it is returned beside the sources.
+/// mention, and a named stream (a FIFO, `/dev/stdin`, a process substitution) when met,
+/// each at most `max` bytes. A failure to read one is returned beside the sources.
 pub(super) fn sources(
     inputs: Vec<Input>,
     stdin: &mut dyn std::io::Read,
+    max: u64,
 ) -> (Vec<Source>, Vec<ReadError>) {
     let mut errors = Vec::new();
     let mut stdin_read = false;
@@ -23,23 +25,42 @@ pub(super) fn sources(
             Input::Stdin if stdin_read => stdin_source(None),
             Input::Stdin => {
                 stdin_read = true;
-                let mut buf = Vec::new();
-                match stdin.read_to_end(&mut buf) {
-                    Ok(_) => stdin_source(Some(String::from_utf8_lossy(&buf).into_owned())),
-                    Err(e) => {
-                        errors.push(ReadError::Io {
-                            name: "<stdin>".into(),
-                            error: e,
-                        });
-                        stdin_source(None)
-                    }
-                }
+                let text = held_text("<stdin>", discover::read_at_most(&mut *stdin, max), max);
+                stdin_source(text.map_err(|e| errors.push(e)).ok())
             }
             // The inputs' paths move into the sources: a large tree's file list is held once.
             Input::File { path, context } => Source::file(path, context),
+            Input::Stream { path, context } => {
+                let mut src = Source::file(path, context);
+                let read = src.path().map_or(Ok(Some(Vec::new())), |p| {
+                    discover::read_file_at_most(p, max)
+                });
+                let text = held_text(&src.name, read, max);
+                src.origin = Origin::Stdin(text.map_err(|e| errors.push(e)).ok());
+                src
+            }
         })
         .collect();
     (sources, errors)
+}
+
+/// A stream's bytes as the text held for the run, or why there is none.
+fn held_text(
+    name: &str,
+    read: std::io::Result<Option<Vec<u8>>>,
+    max: u64,
+) -> Result<String, ReadError> {
+    match read {
+        Ok(Some(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(None) => Err(ReadError::TooLarge {
+            name: name.to_owned(),
+            limit: max,
+        }),
+        Err(error) => Err(ReadError::Io {
+            name: name.to_owned(),
+            error,
+        }),
+    }
 }
 
 fn stdin_source(text: Option<String>) -> Source {

@@ -33,8 +33,9 @@ pub struct Source {
 /// kept once: as the name wherever the name reads back as the same path.
 #[derive(Debug, Clone)]
 pub enum Origin {
-    /// Standard input, kept whole because it cannot be read twice (`None` when reading it
-    /// failed, or for a second `-`).
+    /// Standard input or another stream named as a path (a FIFO, `/dev/stdin`, a process
+    /// substitution), kept whole because it cannot be read twice (`None` when reading it
+    /// failed or it was over `--max-file-size`, or for a second `-`).
     Stdin(Option<String>),
     /// The file at [`Source::name`].
     Named,
