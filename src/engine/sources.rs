@@ -146,6 +146,7 @@ fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, ParsedSource> {
             message: format!(
                 "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
             ),
+            rejected_value: false,
         }],
         ..Default::default()
     })

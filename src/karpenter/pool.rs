@@ -262,7 +262,7 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
         .and_then(|v| u32::try_from(v.value).ok());
     let list = |m: &crate::model::de::SpannedMap| -> ResourceList {
         m.iter()
-            .filter_map(|(k, v)| Quantity::parse(v).ok().map(|q| (k.to_string(), q)))
+            .filter_map(|(k, v)| Some((k.to_string(), Quantity::parse_non_negative(v).ok()?)))
             .collect()
     };
     out.kube_reserved = list(&k.kube_reserved);

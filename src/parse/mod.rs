@@ -46,6 +46,10 @@ impl std::fmt::Display for SkipReason {
 pub struct ParseProblem {
     pub span: Span,
     pub message: String,
+    /// A value the API server would reject in an object that was read (see
+    /// [`crate::model::quantities`]): the rest of the object is linted. Otherwise the
+    /// document could not be read.
+    pub rejected_value: bool,
 }
 
 /// Everything the parse stage learned from one source.
@@ -181,12 +185,13 @@ pub fn parse_part(
         left_out,
         ..Default::default()
     };
+    let mut rejected_values = Vec::new();
     // Sized once: the documents' objects are moved in without regrowing the vector.
     out.objects.reserve_exact(
         results
             .iter()
             .map(|r| match r {
-                DocResult::Objects(o, _) => o.len(),
+                DocResult::Objects(o, ..) => o.len(),
                 _ => 0,
             })
             .sum(),
@@ -198,10 +203,11 @@ pub fn parse_part(
                 out.documents += 1;
                 out.not_objects += 1;
             }
-            DocResult::Objects(objs, count) => {
+            DocResult::Objects(objs, count, invalid) => {
                 out.documents += 1;
                 out.object_count += count;
                 out.objects.extend(objs);
+                rejected_values.extend(invalid);
             }
             DocResult::Problem(p) => {
                 out.documents += 1;
@@ -215,6 +221,7 @@ pub fn parse_part(
             ..Default::default()
         };
     }
+    out.problems.append(&mut rejected_values);
     out
 }
 
@@ -264,8 +271,8 @@ fn is_marker(line: &[u8], marker: &[u8]) -> bool {
 enum DocResult {
     Empty,
     NotObject,
-    /// The objects kept, and how many were found.
-    Objects(Vec<Object>, usize),
+    /// The objects kept, how many were found, and their invalid values.
+    Objects(Vec<Object>, usize, Vec<ParseProblem>),
     Problem(ParseProblem),
 }
 
@@ -282,6 +289,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
         Err(p) => DocResult::Problem(ParseProblem {
             span: Span::new(offset + p.span.offset, p.span.len),
             message: p.message,
+            rejected_value: false,
         }),
         Ok(DocRoot::Null) => DocResult::Empty,
         Ok(DocRoot::NotAMap) => DocResult::NotObject,
@@ -295,6 +303,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                         return DocResult::Problem(ParseProblem {
                             span: Span::new(offset + p.span.offset, p.span.len),
                             message: p.message,
+                            rejected_value: false,
                         });
                     }
                 }
@@ -306,7 +315,16 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             }
             let mut objects = Vec::new();
             let count = into_objects(id, offset, *doc, context, &mut objects);
-            DocResult::Objects(objects, count)
+            let invalid = objects
+                .iter()
+                .flat_map(crate::model::quantities::invalid_quantities)
+                .map(|q| ParseProblem {
+                    span: q.span,
+                    message: q.message,
+                    rejected_value: true,
+                })
+                .collect();
+            DocResult::Objects(objects, count, invalid)
         }
     }
 }
