@@ -3,21 +3,26 @@
 # document into IgnoredAny, karplint's options) vs a plain read, at 1 and 2 threads, in one
 # run. Prints a Markdown table: wall time, MB/s, objects/s, CPU seconds, peak RSS.
 #
-#   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR]
+#   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N]
 #
 # Defaults: 2,000 files (quick); the published run uses --files 14000 (about 146 MB).
+# --pool-heavy N benchmarks N copies of ../shared/corpus instead (real charts and examples,
+# about 200 NodePools each, all one cluster: 15 copies are 35 MB and 3,000 NodePools), the
+# tree that shows the cost of scheduling every workload against every pool; the generated
+# tree has too few distinct pools for that.
 # Needs hyperfine (apt-get install -y hyperfine) and GNU time (apt-get install -y time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-files=2000 seed=1 runs=3 dir=""
+files=2000 seed=1 runs=3 dir="" pool_heavy=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
-    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR]" >&2; exit 2 ;;
+    --pool-heavy) pool_heavy=$2; shift 2 ;;
+    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N]" >&2; exit 2 ;;
   esac
 done
 command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get install -y hyperfine)" >&2; exit 2; }
@@ -25,9 +30,23 @@ command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get in
 
 cargo build --release --quiet --bin karplint --example gen_corpus --example bare_parse
 bin=target/release
-dir=${dir:-target/bench-corpus-$files-$seed}
-if [ ! -d "$dir" ]; then
-  "$bin/examples/gen_corpus" --files "$files" --seed "$seed" --out "$dir"
+if [ -n "$pool_heavy" ]; then
+  shared=../shared/corpus
+  if [ ! -d "$shared" ]; then
+    echo "bench.sh: --pool-heavy needs $shared (the shared corpus beside the repository); skipped" >&2
+    exit 0
+  fi
+  dir=${dir:-target/bench-pool-heavy-$pool_heavy}
+  if [ ! -d "$dir" ]; then
+    mkdir -p "$dir.tmp"
+    for i in $(seq 1 "$pool_heavy"); do cp -r "$shared" "$dir.tmp/copy-$i"; done
+    mv "$dir.tmp" "$dir"
+  fi
+else
+  dir=${dir:-target/bench-corpus-$files-$seed}
+  if [ ! -d "$dir" ]; then
+    "$bin/examples/gen_corpus" --files "$files" --seed "$seed" --out "$dir"
+  fi
 fi
 nfiles=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) | wc -l)
 bytes=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -printf '%s\n' | awk '{s+=$1} END {print s}')

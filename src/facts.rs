@@ -189,6 +189,19 @@ impl Workloads {
         self.all.iter()
     }
 
+    /// The workloads of a namespace written in one source, in object order (found by
+    /// bisection: a namespace's list is in source order).
+    pub fn in_namespace_and_source(
+        &self,
+        ns: &str,
+        source: usize,
+    ) -> impl Iterator<Item = &WorkloadFacts> + '_ {
+        let list = self.by_namespace.get(ns).map_or(&[][..], Vec::as_slice);
+        let start = list.partition_point(|&i| self.all[i].order.0 < source);
+        let end = list.partition_point(|&i| self.all[i].order.0 <= source);
+        list[start..end].iter().map(|&i| &self.all[i])
+    }
+
     /// The workloads of a namespace, in object order.
     pub fn in_namespace(&self, ns: &str) -> impl Iterator<Item = &WorkloadFacts> + '_ {
         self.by_namespace

@@ -32,6 +32,30 @@ pub enum QuantityError {
         /// The offending input.
         input: String,
     },
+    /// A negative value where Kubernetes requires a non-negative one
+    /// ([`Quantity::parse_non_negative`]).
+    #[error("quantity {input:?} must be greater than or equal to 0")]
+    Negative {
+        /// The offending input.
+        input: String,
+    },
+}
+
+/// The pattern the API server quotes when a quantity does not parse.
+pub const QUANTITY_PATTERN: &str = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$";
+
+impl QuantityError {
+    /// Why the value was rejected, in the API server's words where it has some, without the
+    /// value itself.
+    pub fn reason(&self) -> String {
+        match self {
+            QuantityError::Empty | QuantityError::Invalid { .. } => {
+                format!("quantities must match the regular expression '{QUANTITY_PATTERN}'")
+            }
+            QuantityError::Overflow { .. } => "the quantity is too large to be read".to_string(),
+            QuantityError::Negative { .. } => "must be greater than or equal to 0".to_string(),
+        }
+    }
 }
 
 /// An exact Kubernetes quantity, stored as milli-units (`1` == 1000 millis, `1Ki` == 1,024,000).
@@ -102,6 +126,18 @@ impl Quantity {
     /// Parses a Kubernetes quantity string, e.g. `500m`, `1.5Gi`, `1e3`, `-2E`, `+100Ki`.
     pub fn parse(input: &str) -> Result<Self, QuantityError> {
         parse_quantity(input)
+    }
+
+    /// Parses a quantity Kubernetes requires to be non-negative (container requests and
+    /// limits, pod overhead, LimitRange defaults, node capacity).
+    pub fn parse_non_negative(input: &str) -> Result<Self, QuantityError> {
+        let q = parse_quantity(input)?;
+        if q.millis < 0 {
+            return Err(QuantityError::Negative {
+                input: input.to_string(),
+            });
+        }
+        Ok(q)
     }
 
     /// `self + other`, saturating at the `i128` bounds.
@@ -210,7 +246,7 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
     }
     let suffix = &input[pos..];
     // (base, exponent) of the multiplier: value = number × base^exponent.
-    let (base, exponent): (u32, i32) = match suffix {
+    let (base, exponent): (u32, i64) = match suffix {
         "" => (10, 0),
         "n" => (10, -9),
         "u" => (10, -6),
@@ -233,8 +269,9 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(invalid());
             }
+            // Kubernetes reads the exponent as an int32; anything wider is out of range.
             let e: i32 = exp.parse().map_err(|_| overflow())?;
-            (10, e)
+            (10, i64::from(e))
         }
         _ => return Err(invalid()),
     };
@@ -252,19 +289,23 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
     if mantissa == 0 {
         return Ok(Quantity::ZERO);
     }
-    let frac_len = i32::try_from(frac_digits.len()).map_err(|_| overflow())?;
+    let frac_len = i64::try_from(frac_digits.len()).map_err(|_| overflow())?;
 
     // millis = mantissa × 10^(3 - frac_len) × base^exponent, rounded away from zero.
     let mut num: i128 = mantissa;
     let mut den: i128 = 1;
-    let mul_pow = |v: i128, b: i128, e: u32| -> Option<i128> {
+    // Stops at the first overflow, so a huge exponent costs at most 128 steps.
+    let mul_pow = |v: i128, b: i128, e: u64| -> Option<i128> {
         let mut v = v;
         for _ in 0..e {
             v = v.checked_mul(b)?;
         }
         Some(v)
     };
-    let ten_exp = 3 - frac_len + if base == 10 { exponent } else { 0 };
+    // i64 holds 3 − (any string length) + (any int32 exponent) without overflow.
+    let ten_exp = (3 - frac_len)
+        .checked_add(if base == 10 { exponent } else { 0 })
+        .ok_or_else(overflow)?;
     if ten_exp >= 0 {
         num = mul_pow(num, 10, ten_exp.unsigned_abs()).ok_or_else(overflow)?;
     } else {
@@ -275,7 +316,9 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
     if base == 2 {
         num = mul_pow(num, 2, exponent.unsigned_abs()).ok_or_else(overflow)?;
     }
-    let mut millis = num / den + i128::from(num % den != 0);
+    let mut millis = (num / den)
+        .checked_add(i128::from(num % den != 0))
+        .ok_or_else(overflow)?;
     if negative {
         millis = -millis;
     }
@@ -531,7 +574,104 @@ mod tests {
         assert_eq!(mx.get("pods"), Some(q("1")));
     }
 
+    #[test]
+    fn exponents_beyond_i32_arithmetic_are_rejected_not_wrapped() {
+        // 3 + 2147483647 overflowed an i32: the value wrapped to a tiny one and read as 1m.
+        assert!(matches!(
+            Quantity::parse("1e2147483647"),
+            Err(QuantityError::Overflow { .. })
+        ));
+        assert!(matches!(
+            Quantity::parse("1e2147483648"),
+            Err(QuantityError::Overflow { .. })
+        ));
+        // A vanishing positive value still rounds up to one milli-unit.
+        assert_eq!(
+            Quantity::parse("1e-2147483648"),
+            Ok(Quantity::from_millis(1))
+        );
+        assert_eq!(
+            Quantity::parse("-0.5e-2147483648"),
+            Ok(Quantity::from_millis(-1))
+        );
+        assert!(matches!(
+            Quantity::parse_non_negative("-1m"),
+            Err(QuantityError::Negative { .. })
+        ));
+        assert_eq!(Quantity::parse_non_negative("0"), Ok(Quantity::ZERO));
+    }
+
     proptest! {
+        /// Any input parses or is rejected; none panics.
+        #[test]
+        fn never_panics(s in "\\PC{0,40}") {
+            let _ = Quantity::parse(&s);
+            let _ = Quantity::parse_non_negative(&s);
+        }
+
+        /// Quantity-shaped inputs with any exponent: no panic, and an `Ok` is exact.
+        #[test]
+        fn shaped_inputs_are_exact_or_rejected(
+            sign in "[+-]?",
+            mantissa in 0u32..100_000,
+            exponent in any::<i32>(),
+        ) {
+            let s = format!("{sign}{mantissa}e{exponent}");
+            let negative = sign == "-";
+            match Quantity::parse(&s) {
+                Ok(q) => {
+                    // millis = mantissa × 10^(exponent + 3), rounded away from zero.
+                    let expected = if mantissa == 0 {
+                        0
+                    } else if i64::from(exponent) + 3 >= 0 {
+                        let ten = 10i128.checked_pow(u32::try_from(i64::from(exponent) + 3).unwrap());
+                        let v = ten.and_then(|t| t.checked_mul(i128::from(mantissa)));
+                        prop_assert!(v.is_some(), "{s} should have overflowed");
+                        v.unwrap()
+                    } else {
+                        let den = 10i128.checked_pow((-(i64::from(exponent) + 3)) as u32);
+                        match den {
+                            Some(d) => {
+                                let m = i128::from(mantissa);
+                                m / d + i128::from(m % d != 0)
+                            }
+                            None => 1,
+                        }
+                    };
+                    prop_assert_eq!(q.as_millis(), if negative { -expected } else { expected });
+                    if negative && expected != 0 {
+                        prop_assert!(Quantity::parse_non_negative(&s).is_err());
+                    }
+                }
+                Err(e) => {
+                    prop_assert!(matches!(e, QuantityError::Overflow { .. }), "{s}: {e}");
+                    // Only a value too large for i128 milli-units is refused.
+                    prop_assert!(mantissa != 0 && exponent > 30, "{s}");
+                }
+            }
+        }
+
+        /// Sums saturate instead of wrapping, whatever the quantities.
+        #[test]
+        fn sums_never_wrap(a in any::<i128>(), b in any::<i128>()) {
+            let (qa, qb) = (Quantity::from_millis(a), Quantity::from_millis(b));
+            let mut list = ResourceList::new().with("cpu", qa);
+            list.add(&ResourceList::new().with("cpu", qb));
+            prop_assert_eq!(list.get("cpu"), Some(qa.saturating_add(qb)));
+            prop_assert_eq!(qa.saturating_add(qb).as_millis(), a.saturating_add(b));
+            prop_assert!(qa.saturating_sub(qb).as_millis() >= 0);
+        }
+
+        /// Rendering for any resource name parses back to the same value.
+        #[test]
+        fn display_for_round_trips(
+            millis in -(1i128 << 100)..(1i128 << 100),
+            resource in "cpu|memory|pods|ephemeral-storage|hugepages-2Mi|nvidia.com/gpu",
+        ) {
+            let v = Quantity::from_millis(millis);
+            prop_assert_eq!(Quantity::parse(&v.display_for(&resource)), Ok(v));
+        }
+
         #[test]
         fn display_round_trips(millis in -(1i128 << 90)..(1i128 << 90)) {
             let v = Quantity::from_millis(millis);

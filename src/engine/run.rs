@@ -150,12 +150,19 @@ impl FileSummary {
                     SkipReason::HelmTemplate
                 )
             }));
+            let rejected = p.problems.iter().filter(|pr| pr.rejected_value).count();
             if src.context {
-                if !p.problems.is_empty() {
+                let unread = p.problems.len() - rejected;
+                if unread > 0 {
                     s.notes.push(format!(
                         "context file {} has {} YAML error(s); objects in those documents were not read",
-                        src.name,
-                        p.problems.len()
+                        src.name, unread
+                    ));
+                }
+                if rejected > 0 {
+                    s.notes.push(format!(
+                        "context file {} has {} invalid value(s) the API server would reject; those values were not read",
+                        src.name, rejected
                     ));
                 }
                 continue;
@@ -164,9 +171,16 @@ impl FileSummary {
             s.summary.objects += p.object_count;
             s.not_objects += p.not_objects;
             s.problems.extend(p.problems.into_iter().map(|pr| {
-                Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message)
-                    .label("here")
-                    .help("fix the YAML here; karplint linted the other documents of this file")
+                let f = Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message);
+                if pr.rejected_value {
+                    f.label("rejected value").help(
+                        "write a valid quantity here; karplint read the rest of this object without it",
+                    )
+                } else {
+                    f.label("here").help(
+                        "fix the YAML here; karplint linted the other documents of this file",
+                    )
+                }
             }));
         }
         s.summary.skipped = s.skipped.len();

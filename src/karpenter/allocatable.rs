@@ -259,7 +259,8 @@ impl EvictionValue {
             EvictionValue::Absolute(q) => *q,
             EvictionValue::Percent(p) => {
                 let cap = capacity.as_millis() as f64 / 1000.0;
-                Quantity::from_millis((cap / 100.0 * p).ceil() as i128 * 1000)
+                // `as` saturates a float out of range; the product saturates too.
+                Quantity::from_millis(((cap / 100.0 * p).ceil() as i128).saturating_mul(1000))
             }
         }
     }

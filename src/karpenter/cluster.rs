@@ -321,7 +321,7 @@ impl ClusterFacts {
             .status
             .allocatable
             .iter()
-            .filter_map(|(k, v)| Quantity::parse(v).ok().map(|q| (k.to_string(), q)))
+            .filter_map(|(k, v)| Some((k.to_string(), Quantity::parse_non_negative(v).ok()?)))
             .collect();
         NodeGroup {
             name: o.name().to_string(),

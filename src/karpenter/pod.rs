@@ -223,9 +223,10 @@ fn container_requests(
 ) -> ResourceList {
     let mut out = ResourceList::new();
     let Some(res) = &c.resources else { return out };
-    // Limits stand in for missing requests.
+    // Limits stand in for missing requests. A value the API server rejects (reported as a
+    // `parse-error` by the parse stage) is not read: a negative one would offset the others.
     for (k, v) in res.value.limits.0.iter().chain(res.value.requests.0.iter()) {
-        let Ok(q) = Quantity::parse(v.value.as_str()) else {
+        let Ok(q) = Quantity::parse_non_negative(v.value.as_str()) else {
             continue;
         };
         out.insert(k.value.to_string(), q);
@@ -265,7 +266,7 @@ pub fn requests(obj: &Object, spec: &PodSpec) -> Requests {
     main.add(&sidecars);
     let mut total = main.max(&init_max);
     for (k, v) in &spec.overhead.0 {
-        if let Ok(q) = Quantity::parse(v.value.as_str()) {
+        if let Ok(q) = Quantity::parse_non_negative(v.value.as_str()) {
             total.add(&ResourceList::new().with(k.value.clone(), q));
         }
     }

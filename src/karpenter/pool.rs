@@ -218,6 +218,29 @@ pub struct Pool<'a, 'c> {
     pub family: AmiFamily,
 }
 
+/// See [`Pool::template_key`]. The shared tables are compared by address: pools that share
+/// one were built from equal settings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct TemplateKey {
+    flavor: LabelFlavor,
+    requirements: Requirements,
+    taints: Vec<Taint>,
+    limits: ResourceList,
+    node_class_known: bool,
+    type_ids: usize,
+    type_requirements: usize,
+    allocatable: usize,
+}
+
+/// The template label that names a pool of API generation `api`.
+fn nodepool_label(api: KarpenterApi) -> &'static str {
+    if api == KarpenterApi::V1alpha5 {
+        "karpenter.sh/provisioner-name"
+    } else {
+        requirements::LABEL_NODEPOOL
+    }
+}
+
 /// The template requirements of a v1alpha5 Provisioner get the webhook's defaults (§1.3).
 fn v1alpha5_defaults(reqs: &mut Requirements) {
     let set = |reqs: &mut Requirements, key: &str, values: &[&str]| {
@@ -262,7 +285,7 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
         .and_then(|v| u32::try_from(v.value).ok());
     let list = |m: &crate::model::de::SpannedMap| -> ResourceList {
         m.iter()
-            .filter_map(|(k, v)| Quantity::parse(v).ok().map(|q| (k.to_string(), q)))
+            .filter_map(|(k, v)| Some((k.to_string(), Quantity::parse_non_negative(v).ok()?)))
             .collect()
     };
     out.kube_reserved = list(&k.kube_reserved);
@@ -430,12 +453,7 @@ impl<'a, 'c> Pool<'a, 'c> {
         if np.api == KarpenterApi::V1alpha5 {
             v1alpha5_defaults(&mut reqs);
         }
-        let nodepool_label = if np.api == KarpenterApi::V1alpha5 {
-            "karpenter.sh/provisioner-name"
-        } else {
-            requirements::LABEL_NODEPOOL
-        };
-        reqs.add(Requirement::in_values(nodepool_label, [name]));
+        reqs.add(Requirement::in_values(nodepool_label(np.api), [name]));
         (reqs, spans)
     }
 
@@ -516,6 +534,35 @@ impl<'a, 'c> Pool<'a, 'c> {
             index: i,
             table: &self.allocatable,
         })
+    }
+
+    /// Everything the simulator's stages read of the pool but its name and spans: pools with
+    /// equal keys (one NodePool copied under several names, or into several files) judge
+    /// every pod alike, so long as the pod does not select on [`Pool::nodepool_label`].
+    pub(super) fn template_key(&self) -> TemplateKey {
+        let mut requirements = self.requirements.clone();
+        // The one requirement that names the pool becomes a bare `Exists` on the same key
+        // (unless a template label narrowed it to something else).
+        let label = self.nodepool_label();
+        if self.requirements.get(label) == Some(&Requirement::in_values(label, [&*self.name])) {
+            requirements.replace(Requirement::exists(label));
+        }
+        TemplateKey {
+            flavor: self.flavor,
+            requirements,
+            taints: self.taints.iter().map(|(t, _)| t.clone()).collect(),
+            limits: self.limits.clone(),
+            node_class_known: self.node_class_known,
+            type_ids: Arc::as_ptr(&self.type_ids) as usize,
+            type_requirements: Arc::as_ptr(&self.type_requirements) as usize,
+            allocatable: Arc::as_ptr(&self.allocatable) as usize,
+        }
+    }
+
+    /// The template label that names the pool: `karpenter.sh/nodepool`, or
+    /// `karpenter.sh/provisioner-name` on a v1alpha5 Provisioner.
+    pub fn nodepool_label(&self) -> &'static str {
+        nodepool_label(self.np.api)
     }
 
     /// The NodePool requirement or template label that defines `key`, else the pool's name.

@@ -779,6 +779,11 @@ impl Requirements {
         self.by_key.insert(merged.key.clone(), merged);
     }
 
+    /// Sets the requirement on its key, dropping any existing one (no intersection).
+    pub fn replace(&mut self, requirement: Requirement) {
+        self.by_key.insert(requirement.key.clone(), requirement);
+    }
+
     /// Adds every requirement of `other`.
     pub fn add_all(&mut self, other: &Requirements) {
         for requirement in other.by_key.values() {

@@ -19,6 +19,8 @@ use crate::model::{Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
 use rayon::prelude::*;
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The stage at which a NodePool rejected a pod, in the order Karpenter checks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -198,6 +200,15 @@ pub struct Simulator<'a, 'c> {
     /// workloads that reach the same pools share one union (a monorepo has hundreds of
     /// NodePools and thousands of spread constraints).
     pub(super) domain_memo: super::memo::Memo<(String, Vec<usize>), super::topology::Domains>,
+    /// Per pool: the number of its template, shared by pools whose stages read the same
+    /// ([`Pool::template_key`] and DaemonSet overhead).
+    template_of: Vec<usize>,
+    /// Pod signatures ([`PodKey`]) by number.
+    pod_ids: std::sync::Mutex<HashMap<PodKey, usize>>,
+    /// Outcomes by (pod signature, pool template), worked out at first need.
+    outcomes: super::memo::Memo<(usize, usize), Arc<Outcome>>,
+    /// How many times a pool's stages ran.
+    evaluations: std::sync::atomic::AtomicUsize,
 }
 
 /// A pod's requirement attempts and tolerations: pods alike in both reach the same pools.
@@ -206,7 +217,7 @@ pub(super) type ReachKey = (Vec<Requirements>, Vec<Toleration>);
 /// The pools a pod is compatible with, and of those the pools whose taints it tolerates.
 pub(super) type ReachLists = std::sync::Arc<(Vec<usize>, Vec<usize>)>;
 
-#[derive(Default)]
+#[derive(Default, PartialEq, Eq, Hash)]
 struct PoolOverhead {
     always: ResourceList,
     by_type: Vec<(Requirements, ResourceList)>,
@@ -231,6 +242,20 @@ fn within_limits(pool: &Pool, t: &PoolType) -> bool {
     pool.limits
         .iter()
         .all(|(k, lim)| t.it.capacity.get(k).is_none_or(|c| c <= lim))
+}
+
+/// Per pool, the number of its template: pools equal in template and DaemonSet overhead
+/// share one.
+fn templates(pools: &[Pool], overheads: &[PoolOverhead]) -> Vec<usize> {
+    let mut seen: HashMap<(super::pool::TemplateKey, &PoolOverhead), usize> = HashMap::new();
+    pools
+        .iter()
+        .zip(overheads)
+        .map(|(p, o)| {
+            let next = seen.len();
+            *seen.entry((p.template_key(), o)).or_insert(next)
+        })
+        .collect()
 }
 
 /// `needed + overhead ≤ allocatable` for every resource, without building the sum.
@@ -285,7 +310,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             })
             .collect();
         let overlays_present = index.objects().iter().any(|o| o.kind_name == "NodeOverlay");
-        let overheads = pools
+        let overheads: Vec<PoolOverhead> = pools
             .iter()
             .map(|pool| {
                 let mut o = PoolOverhead::default();
@@ -309,12 +334,17 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 o
             })
             .collect();
+        let template_of = templates(&pools, &overheads);
         Simulator {
             pools,
             overheads,
             overlays_present,
             reach_memo: Default::default(),
             domain_memo: Default::default(),
+            template_of,
+            pod_ids: Default::default(),
+            outcomes: Default::default(),
+            evaluations: Default::default(),
         }
     }
 
@@ -360,17 +390,20 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .map(|s| obj.span(s));
         let mut last = Vec::new();
         for attempt in &attempts {
-            let pod = PodData {
+            let mut pod = PodData {
                 obj,
                 attempt,
                 tolerations: &tolerations,
                 tolerations_span,
                 requests: &requests,
                 replicas,
+                exhaustive,
+                id: 0,
             };
+            pod.id = self.pod_id(&pod);
             let mut failures = Vec::new();
             for i in 0..self.pools.len() {
-                match self.try_pool(i, &pod, exhaustive) {
+                match self.try_pool(i, &pod) {
                     Ok(p) => return Verdict::Schedules(p),
                     Err(f) => failures.push(*f),
                 }
@@ -387,77 +420,158 @@ impl<'a, 'c> Simulator<'a, 'c> {
         Verdict::Pending(last)
     }
 
-    /// Pool `i` against one requirement attempt of the pod, stage by stage in the order
-    /// Karpenter's `NodeClaim.Add` checks them.
-    fn try_pool(
-        &self,
-        i: usize,
-        pod: &PodData,
-        exhaustive: bool,
-    ) -> Result<Placement, Box<PoolFailure>> {
+    /// How many times a pool's stages have run for a pod (rather than being answered from
+    /// the memo of outcomes by pod signature and pool template).
+    #[cfg(test)]
+    pub(crate) fn pool_evaluations(&self) -> usize {
+        self.evaluations.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The number of `pod`'s signature: pods alike in everything the stages read share one.
+    fn pod_id(&self, pod: &PodData) -> usize {
+        let key = PodKey {
+            requirements: pod.attempt.requirements.clone(),
+            tolerations: pod.tolerations.to_vec(),
+            requests: pod.requests.total.clone(),
+            replicas: pod.replicas,
+            exhaustive: pod.exhaustive,
+        };
+        let mut ids = self.pod_ids.lock().unwrap_or_else(|e| e.into_inner());
+        let next = ids.len();
+        *ids.entry(key).or_insert(next)
+    }
+
+    /// Pool `i` against one requirement attempt of the pod: the outcome of its stages, placed
+    /// in the pool's and the pod's own files.
+    fn try_pool(&self, i: usize, pod: &PodData) -> Result<Placement, Box<PoolFailure>> {
+        match self.outcome(i, pod) {
+            Ok(p) => Ok(Placement { pool: i, ..p }),
+            Err(f) => Err(self.locate(i, pod, *f)),
+        }
+    }
+
+    /// The outcome of pool `i`'s stages for `pod`, worked out once per (pod signature, pool
+    /// template): a tree that copies its NodePools and workloads judges each pair once. A
+    /// pod that selects on the pool's name is judged pool by pool.
+    fn outcome(&self, i: usize, pod: &PodData) -> Outcome {
+        if pod.attempt.requirements.has(self.pools[i].nodepool_label()) {
+            return self.evaluate(i, pod);
+        }
+        let key = (pod.id, self.template_of[i]);
+        let outcome = self
+            .outcomes
+            .get_or_insert_with(key, || Arc::new(self.evaluate(i, pod)));
+        (*outcome).clone()
+    }
+
+    /// Pool `i`'s stages, in the order Karpenter's `NodeClaim.Add` checks them.
+    fn evaluate(&self, i: usize, pod: &PodData) -> Outcome {
+        self.evaluations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.taints(i, pod)?;
         self.requirements(i, pod)?;
-        let fitting = self.instance_types(i, pod, exhaustive)?;
-        self.limits(i, pod, &fitting)?;
+        let fitting = self.instance_types(i, pod)?;
+        self.limits(i, &pod.requests.total, pod.replicas, &fitting)?;
         Ok(placement(i, &fitting))
+    }
+
+    /// Places pool `i`'s failure: the pool field involved and the pod field to change, and
+    /// for the instance-type stage the pool's requirements with the pod's added.
+    fn locate(&self, i: usize, pod: &PodData, mut failure: Failure) -> Box<PoolFailure> {
+        let pool = &self.pools[i];
+        let limit_span = |k: &str| {
+            pool.limit_spans
+                .get(k)
+                .copied()
+                .unwrap_or_else(|| pool.name_span())
+        };
+        let with_pod = || {
+            let mut requirements = pool.requirements.clone();
+            requirements.add_all(&pod.attempt.requirements);
+            requirements
+        };
+        let (pool_span, pod_span) = match &mut failure {
+            Failure::Taint { taint, .. } => {
+                let span = pool.taints.iter().find(|(t, _)| t == &*taint);
+                let span = span.map_or_else(|| pool.name_span(), |(_, s)| *s);
+                (span, pod.tolerations_span)
+            }
+            Failure::Requirements(e) => (
+                pool.requirement_span(e.key()),
+                pod.attempt.spans.get(e.key()).copied(),
+            ),
+            Failure::NoTypeMeetsRequirements { requirements } => {
+                *requirements = with_pod();
+                (pool.name_span(), pod.attempt.spans.values().next().copied())
+            }
+            Failure::NotEnoughResources {
+                requirements,
+                largest,
+                ..
+            } => {
+                *requirements = with_pod();
+                let pod_span = pod.requests.spans.get(&largest.resource).copied();
+                (pool.name_span(), pod_span)
+            }
+            Failure::AllTypesExceedLimits => {
+                let (k, _) = pool.limits.iter().next().unwrap_or(("cpu", Quantity::ZERO));
+                (limit_span(k), None)
+            }
+            Failure::ReplicasExceedLimit { resource, .. } => {
+                let replicas_span = (pod.obj.workload())
+                    .and_then(|w| w.replicas.as_ref())
+                    .map(|r| pod.obj.span(r));
+                (limit_span(resource), replicas_span)
+            }
+        };
+        PoolFailure::new(i, failure, pool_span, pod_span)
     }
 
     /// Stage 1, taints: the pod must tolerate every taint of the pool that is not
     /// `PreferNoSchedule`.
-    fn taints(&self, i: usize, pod: &PodData) -> Result<(), Box<PoolFailure>> {
+    fn taints(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
         let pool = &self.pools[i];
         let Some(t) = tolerates_all(pod.tolerations, &pool.taints) else {
             return Ok(());
         };
-        let (taint, span) = &pool.taints[t];
+        let (taint, _) = &pool.taints[t];
         let tolerate_all = [Toleration {
             key: String::new(),
             operator: taints::TolerationOperator::Exists,
             value: String::new(),
             effect: None,
         }];
-        let tolerating = PodData {
+        let mut tolerating = PodData {
             tolerations: &tolerate_all,
             tolerations_span: None,
+            exhaustive: false,
             ..*pod
         };
-        let fits_if_tolerated = self.try_pool(i, &tolerating, false).is_ok();
-        let failure = Failure::Taint {
+        tolerating.id = self.pod_id(&tolerating);
+        let fits_if_tolerated = self.outcome(i, &tolerating).is_ok();
+        Err(Box::new(Failure::Taint {
             taint: taint.clone(),
             fits_if_tolerated,
-        };
-        Err(PoolFailure::new(i, failure, *span, pod.tolerations_span))
+        }))
     }
 
     /// Stage 2, requirements: the pod's requirements must be compatible with the pool's.
-    fn requirements(&self, i: usize, pod: &PodData) -> Result<(), Box<PoolFailure>> {
+    fn requirements(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
         let pool = &self.pools[i];
-        let attempt = pod.attempt;
-        let Err(e) = pool
-            .requirements
-            .compatible_with(&attempt.requirements, pool.flavor)
-        else {
-            return Ok(());
-        };
-        let pool_span = pool.requirement_span(e.key());
-        let pod_span = attempt.spans.get(e.key()).copied();
-        Err(PoolFailure::new(
-            i,
-            Failure::Requirements(e),
-            pool_span,
-            pod_span,
-        ))
+        pool.requirements
+            .compatible_with(&pod.attempt.requirements, pool.flavor)
+            .map_err(|e| Box::new(Failure::Requirements(e)))
     }
 
     /// Stage 3, instance types: the types whose labels meet the pod's requirements and whose
     /// allocatable holds its requests plus the DaemonSet overhead. Without `exhaustive`,
-    /// the first that also fits within the pool's limits ends the search.
+    /// the first that also fits within the pool's limits ends the search. The failures'
+    /// requirements are left empty: [`Simulator::locate`] fills them in for each pool.
     fn instance_types<'p>(
         &'p self,
         i: usize,
         pod: &PodData,
-        exhaustive: bool,
-    ) -> Result<Vec<PoolType<'p, 'c>>, Box<PoolFailure>> {
+    ) -> Result<Vec<PoolType<'p, 'c>>, Box<Failure>> {
         let pool = &self.pools[i];
         let needed = self.judged_requests(pool, &pod.requests.total);
         let mut fitting: Vec<PoolType> = Vec::new();
@@ -472,7 +586,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 fitting.push(t);
                 // One type that fits within the limits settles the verdict; only `plan`
                 // wants every fitting type counted.
-                if !exhaustive && within_limits(pool, &t) {
+                if !pod.exhaustive && within_limits(pool, &t) {
                     break;
                 }
             } else {
@@ -493,16 +607,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
         if !fitting.is_empty() {
             return Ok(fitting);
         }
-        let mut requirements = pool.requirements.clone();
-        requirements.add_all(pod_reqs);
+        let requirements = Requirements::new();
         // Every type that met the requirements either fits or competed for `largest`.
         let Some((t, overhead)) = largest else {
-            return Err(PoolFailure::new(
-                i,
-                Failure::NoTypeMeetsRequirements { requirements },
-                pool.name_span(),
-                pod.attempt.spans.values().next().copied(),
-            ));
+            return Err(Box::new(Failure::NoTypeMeetsRequirements { requirements }));
         };
         let mut with = needed;
         with.add(&overhead);
@@ -515,19 +623,17 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .find(|r| *r != "pods")
             .cloned()
             .unwrap_or_else(|| short.first().cloned().unwrap_or_default());
-        let pod_span = pod.requests.spans.get(&resource).copied();
         let largest = LargestType {
             name: t.it.name.clone(),
             allocatable: t.allocatable().get_or_zero(&resource),
             daemonset_overhead: overhead.get_or_zero(&resource),
             resource,
         };
-        let failure = Failure::NotEnoughResources {
+        Err(Box::new(Failure::NotEnoughResources {
             requirements,
             requests: pod.requests.total.clone(),
             largest,
-        };
-        Err(PoolFailure::new(i, failure, pool.name_span(), pod_span))
+        }))
     }
 
     /// The requests the instance-type stage judges: without extended resources a
@@ -554,56 +660,57 @@ impl<'a, 'c> Simulator<'a, 'c> {
     }
 
     /// Stage 4, limits: a type whose capacity exceeds a limit is never launched, and all
-    /// replicas together need at least their requests in capacity.
+    /// `replicas` together need at least their `requests` in capacity.
     fn limits(
         &self,
         i: usize,
-        pod: &PodData,
+        requests: &ResourceList,
+        replicas: i64,
         fitting: &[PoolType],
-    ) -> Result<(), Box<PoolFailure>> {
+    ) -> Result<(), Box<Failure>> {
         let pool = &self.pools[i];
         if pool.limits.is_empty() {
             return Ok(());
         }
-        let limit_span = |k: &str| {
-            pool.limit_spans
-                .get(k)
-                .copied()
-                .unwrap_or_else(|| pool.name_span())
-        };
         if !fitting.iter().any(|t| within_limits(pool, t)) {
-            let (k, _) = pool.limits.iter().next().unwrap_or(("cpu", Quantity::ZERO));
-            return Err(PoolFailure::new(
-                i,
-                Failure::AllTypesExceedLimits,
-                limit_span(k),
-                None,
-            ));
+            return Err(Box::new(Failure::AllTypesExceedLimits));
         }
         for (k, limit) in pool.limits.iter() {
-            let Some(per_pod) = pod.requests.total.get(k) else {
+            let Some(per_pod) = requests.get(k) else {
                 continue;
             };
             let demand = Quantity::from_millis(
                 per_pod
                     .as_millis()
-                    .saturating_mul(i128::from(pod.replicas.max(0))),
+                    .saturating_mul(i128::from(replicas.max(0))),
             );
             if demand > limit {
-                let replicas_span = (pod.obj.workload())
-                    .and_then(|w| w.replicas.as_ref())
-                    .map(|r| pod.obj.span(r));
-                let failure = Failure::ReplicasExceedLimit {
+                return Err(Box::new(Failure::ReplicasExceedLimit {
                     resource: k.to_string(),
-                    replicas: pod.replicas,
+                    replicas,
                     demand,
                     limit,
-                };
-                return Err(PoolFailure::new(i, failure, limit_span(k), replicas_span));
+                }));
             }
         }
         Ok(())
     }
+}
+
+/// What a pool's stages decide for a pod, before it is placed in the files (see
+/// [`Simulator::locate`]): the same for every pool of one template and every pod of one
+/// signature.
+type Outcome = Result<Placement, Box<Failure>>;
+
+/// What the stages read of a pod for one requirement attempt: pods equal in it get the same
+/// outcome from every pool of a template.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PodKey {
+    requirements: Requirements,
+    tolerations: Vec<Toleration>,
+    requests: ResourceList,
+    replicas: i64,
+    exhaustive: bool,
 }
 
 /// The pod template as every stage reads it, for one requirement attempt (Karpenter's
@@ -617,6 +724,10 @@ struct PodData<'p> {
     tolerations_span: Option<Span>,
     requests: &'p Requests,
     replicas: i64,
+    /// Count every fitting instance type (for `plan`).
+    exhaustive: bool,
+    /// The number of the pod's signature ([`Simulator::pod_id`]).
+    id: usize,
 }
 
 impl PoolFailure {

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod de;
 pub mod karpenter;
 pub mod kept;
+pub mod quantities;
 pub mod storage;
 pub mod workload;
 

@@ -46,6 +46,10 @@ impl std::fmt::Display for SkipReason {
 pub struct ParseProblem {
     pub span: Span,
     pub message: String,
+    /// A value the API server would reject in an object that was read (see
+    /// [`crate::model::quantities`]): the rest of the object is linted. Otherwise the
+    /// document could not be read.
+    pub rejected_value: bool,
 }
 
 /// Everything the parse stage learned from one source.
@@ -234,10 +238,11 @@ impl ParsedSource {
                 self.documents += 1;
                 self.not_objects += 1;
             }
-            DocResult::Objects(objs, count) => {
+            DocResult::Objects(objs, count, invalid) => {
                 self.documents += 1;
                 self.object_count += count;
                 self.objects.extend(objs);
+                self.problems.extend(invalid);
             }
             DocResult::Problem(p) => {
                 self.documents += 1;
@@ -361,8 +366,8 @@ fn is_marker(line: &[u8], marker: &[u8]) -> bool {
 enum DocResult {
     Empty,
     NotObject,
-    /// The objects kept, and how many were found.
-    Objects(Vec<Object>, usize),
+    /// The objects kept, how many were found, and their invalid values.
+    Objects(Vec<Object>, usize, Vec<ParseProblem>),
     Problem(ParseProblem),
     /// An unrendered Helm template, at this offset: see [`template_syntax_breaks`].
     Template(usize),
@@ -382,6 +387,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
         Err(p) => DocResult::Problem(ParseProblem {
             span: Span::new(offset + p.span.offset, p.span.len),
             message: p.message,
+            rejected_value: false,
         }),
         Ok(DocRoot::Null) => DocResult::Empty,
         Ok(DocRoot::NotAMap) => DocResult::NotObject,
@@ -396,6 +402,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                         return DocResult::Problem(ParseProblem {
                             span: Span::new(offset + p.span.offset, p.span.len),
                             message: p.message,
+                            rejected_value: false,
                         });
                     }
                 }
@@ -407,7 +414,16 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             }
             let mut objects = Vec::new();
             let count = into_objects(id, offset, *doc, context, &mut objects);
-            DocResult::Objects(objects, count)
+            let invalid = objects
+                .iter()
+                .flat_map(crate::model::quantities::invalid_quantities)
+                .map(|q| ParseProblem {
+                    span: q.span,
+                    message: q.message,
+                    rejected_value: true,
+                })
+                .collect();
+            DocResult::Objects(objects, count, invalid)
         }
     }
 }

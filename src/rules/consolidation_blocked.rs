@@ -27,14 +27,27 @@ impl Rule for ConsolidationBlocked {
 
     /// Budgets select workloads: checked once every workload's facts are in.
     fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        // What each budget selects, worked out once: every budget is compared with the
+        // earlier ones of its namespace, and a tree of copies holds many.
+        let selections: Selections = cx
+            .index
+            .of_kind(Kind::PodDisruptionBudget)
+            .filter_map(|o| match &o.body {
+                Body::PodDisruptionBudget(p) => Some((o.id, selected(o, p, workloads))),
+                _ => None,
+            })
+            .collect();
         for obj in cx.index.of_kind(Kind::PodDisruptionBudget) {
             if let (false, Body::PodDisruptionBudget(pdb)) = (obj.context, &obj.body) {
-                out.extend(blocking_pdb(obj, pdb, cx, workloads));
-                out.extend(multiple_pdbs(obj, pdb, cx, workloads));
+                out.extend(blocking_pdb(obj, pdb, cx, &selections));
+                out.extend(multiple_pdbs(obj, pdb, cx, &selections));
             }
         }
     }
 }
+
+/// Per budget (by object id), the workloads it selects.
+type Selections<'w> = std::collections::HashMap<usize, Vec<&'w WorkloadFacts>>;
 
 /// Workloads whose pods Karpenter evicts when it disrupts a node, selected by the PDB.
 fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Vec<&'w WorkloadFacts> {
@@ -42,19 +55,22 @@ fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Vec<&'
         // A null selector selects no pods.
         return Vec::new();
     };
-    let candidates = |same_file: bool| {
-        workloads
-            .in_namespace(obj.effective_namespace())
-            .filter(move |w| {
-                !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob)
-                    && (!same_file || w.source == obj.source)
-            })
-    };
+    let evicted =
+        |w: &&WorkloadFacts| !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob);
+    let ns = obj.effective_namespace();
+    let beside: Vec<&WorkloadFacts> = (workloads.in_namespace_and_source(ns, obj.source))
+        .filter(evicted)
+        .collect();
     // A budget written beside its workloads is about those: other files' workloads that
     // happen to share labels (independent examples in one tree) are not considered.
-    let same_file = candidates(true).next().is_some();
+    let candidates: Vec<&WorkloadFacts> = if beside.is_empty() {
+        workloads.in_namespace(ns).filter(evicted).collect()
+    } else {
+        beside
+    };
     let mut out: Vec<&'w WorkloadFacts> = Vec::new();
-    for w in candidates(same_file)
+    for w in candidates
+        .into_iter()
         .filter(|w| selector_matches(sel, |k| w.pod_labels.get(k).map(|v| v.value.as_str())))
     {
         // The same workload in several files (kustomize overlays, per-environment copies)
@@ -93,8 +109,14 @@ fn pdb_key(obj: &Object) -> String {
     format!("{}/{}", obj.effective_namespace(), obj.name())
 }
 
-fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context, all: &Workloads) -> Option<Finding> {
-    let workloads = selected(obj, pdb, all);
+fn blocking_pdb(
+    obj: &Object,
+    pdb: &PdbSpec,
+    cx: &Context,
+    selections: &Selections,
+) -> Option<Finding> {
+    let none = Vec::new();
+    let workloads = selections.get(&obj.id).unwrap_or(&none);
     let (span, field, why) = if let Some(m) = pdb
         .max_unavailable
         .as_ref()
@@ -118,7 +140,7 @@ fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context, all: &Workloads) -> O
             // Only workloads that state their replicas and that no autoscaler scales are
             // judged.
             let mut total = 0i64;
-            for w in &workloads {
+            for w in workloads {
                 if autoscaled(w, cx) {
                     return None;
                 }
@@ -151,7 +173,7 @@ fn blocking_pdb(obj: &Object, pdb: &PdbSpec, cx: &Context, all: &Workloads) -> O
     )
     .label("allows no disruption")
     .help("allow at least one disruption: set `maxUnavailable: 1` (or a `minAvailable` below the replicas), so Karpenter can consolidate, replace drifted and expire nodes one pod at a time");
-    for w in workloads {
+    for &w in workloads {
         let span = w.replicas.map_or(w.name_span, |(_, span)| span);
         f = f.related(
             w,
@@ -171,9 +193,11 @@ fn multiple_pdbs(
     obj: &Object,
     pdb: &PdbSpec,
     cx: &Context,
-    workloads: &Workloads,
+    selections: &Selections,
 ) -> Option<Finding> {
-    let mine = selected(obj, pdb, workloads);
+    let none = Vec::new();
+    let of = |o: &Object| selections.get(&o.id).unwrap_or(&none);
+    let mine = of(obj);
     if mine.is_empty() {
         return None;
     }
@@ -183,10 +207,7 @@ fn multiple_pdbs(
         // Copies of this same budget (overlays) are not a second budget.
         .filter(|o| o.id < obj.id && o.name() != obj.name())
         .find_map(|o| {
-            let Body::PodDisruptionBudget(p) = &o.body else {
-                return None;
-            };
-            let theirs = selected(o, p, workloads);
+            let theirs = of(o);
             let shared = mine.iter().find(|w| theirs.iter().any(|t| t.id == w.id))?;
             Some((o, *shared))
         })?;

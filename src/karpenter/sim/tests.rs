@@ -262,3 +262,121 @@ fn the_limits_message_names_the_nodepool_as_karpenter_does() {
         "all available instance types exceed limits for nodepool (NodePool=p)"
     );
 }
+
+/// `pools` NodePools alike but for their names (`p0`, `p1`, …), each with `pool` in its
+/// template spec and `limits` as limits, and `workloads` alike Deployments (`w0`, …)
+/// requesting `requests`, with `pod` in their pod spec.
+fn copies(
+    pools: usize,
+    pool: &str,
+    limits: &str,
+    workloads: usize,
+    requests: &str,
+    pod: &str,
+) -> String {
+    let mut yaml = String::new();
+    for p in 0..pools {
+        yaml.push_str(&format!(
+            "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: p{p}}}
+spec:
+  limits: {{{limits}}}
+  template:
+    spec: {{{NODE_CLASS}, {pool}}}
+---
+"
+        ));
+    }
+    for w in 0..workloads {
+        yaml.push_str(&format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: w{w}}}
+spec:
+  replicas: 3
+  template:
+    spec: {{containers: [{{name: app, image: x, resources: {{requests: {{{requests}}}}}}}], {pod}}}
+---
+"
+        ));
+    }
+    yaml
+}
+
+/// The verdict on every Deployment of `yaml` from one simulator, and how many times a
+/// pool's stages ran; with `plain`, from a simulator per Deployment whose pools share no
+/// template (the path without the memo).
+fn verdicts(yaml: &str, plain: bool) -> (Vec<String>, usize) {
+    let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+    let index = Index::new(&objects);
+    let shared = Simulator::new(&index, Catalog::builtin());
+    let mut evaluations = 0;
+    let out = index
+        .of_kind(Kind::Deployment)
+        .map(|obj| {
+            let w = obj.workload().expect("a workload");
+            let spec = w.pod_spec().expect("a pod spec");
+            let verdict = if plain {
+                let mut sim = Simulator::new(&index, Catalog::builtin());
+                sim.template_of = (0..sim.pools.len()).collect();
+                let v = sim.schedule(obj, spec, w.replica_count(), false);
+                evaluations += sim.pool_evaluations();
+                v
+            } else {
+                shared.schedule(obj, spec, w.replica_count(), false)
+            };
+            format!("{verdict:?}")
+        })
+        .collect();
+    if !plain {
+        evaluations = shared.pool_evaluations();
+    }
+    (out, evaluations)
+}
+
+#[test]
+fn alike_workloads_on_alike_pools_are_judged_once() {
+    // 6 Deployments that fit nowhere × 5 NodePools alike but for their names: one pool
+    // evaluation, each failure still naming its own pool.
+    let yaml = copies(5, "requirements: []", "", 6, "cpu: 5000", "");
+    let (memo, evaluations) = verdicts(&yaml, false);
+    assert_eq!(evaluations, 1);
+    let (plain, plain_evaluations) = verdicts(&yaml, true);
+    assert_eq!(plain_evaluations, 30);
+    assert_eq!(memo, plain);
+}
+
+#[test]
+fn the_memo_gives_the_plain_path_s_verdicts() {
+    let tainted = "requirements: [], taints: [{key: dedicated, effect: NoSchedule}]";
+    let cases = [
+        copies(3, "requirements: []", "", 4, "cpu: 500m", ""),
+        copies(3, tainted, "", 4, "cpu: 500m", ""),
+        copies(3, tainted, "", 2, "cpu: 5000", ""),
+        copies(3, "requirements: []", "cpu: 1", 2, "cpu: 500m", ""),
+        copies(3, "requirements: []", "cpu: 1000", 2, "cpu: 500", ""),
+        copies(
+            3,
+            "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [t3]}]",
+            "",
+            2,
+            "cpu: 500m",
+            "nodeSelector: {karpenter.k8s.aws/instance-family: m5}",
+        ),
+        copies(
+            3,
+            "requirements: []",
+            "",
+            2,
+            "cpu: 500m",
+            "nodeSelector: {karpenter.sh/nodepool: p1}",
+        ),
+    ];
+    for yaml in &cases {
+        let (memo, evaluations) = verdicts(yaml, false);
+        let (plain, plain_evaluations) = verdicts(yaml, true);
+        assert_eq!(memo, plain, "{yaml}");
+        assert!(evaluations <= plain_evaluations, "{yaml}");
+    }
+}
