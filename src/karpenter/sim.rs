@@ -20,7 +20,6 @@ use crate::quantity::{Quantity, ResourceList};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The stage at which a NodePool rejected a pod, in the order Karpenter checks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -203,10 +202,6 @@ pub struct Simulator<'a, 'c> {
     /// Per pool: the number of its template, shared by pools whose stages read the same
     /// ([`Pool::template_key`] and DaemonSet overhead).
     template_of: Vec<usize>,
-    /// Pod signatures ([`PodKey`]) by number.
-    pod_ids: std::sync::Mutex<HashMap<PodKey, usize>>,
-    /// Outcomes by (pod signature, pool template), worked out at first need.
-    outcomes: super::memo::Memo<(usize, usize), Arc<Outcome>>,
     /// How many times a pool's stages ran.
     evaluations: std::sync::atomic::AtomicUsize,
 }
@@ -342,8 +337,6 @@ impl<'a, 'c> Simulator<'a, 'c> {
             reach_memo: Default::default(),
             domain_memo: Default::default(),
             template_of,
-            pod_ids: Default::default(),
-            outcomes: Default::default(),
             evaluations: Default::default(),
         }
     }
@@ -388,9 +381,13 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .first()
             .and_then(|t| t.key.as_ref().or(t.operator.as_ref()).or(t.effect.as_ref()))
             .map(|s| obj.span(s));
+        // Outcomes of this pod's attempts by pool template: pools alike but for their name
+        // are judged once per attempt. The memo lives for this call only, so memory does not
+        // grow with the number of distinct pods in the run.
+        let memo = OutcomeMemo::default();
         let mut last = Vec::new();
-        for attempt in &attempts {
-            let mut pod = PodData {
+        for (k, attempt) in attempts.iter().enumerate() {
+            let pod = PodData {
                 obj,
                 attempt,
                 tolerations: &tolerations,
@@ -398,9 +395,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 requests: &requests,
                 replicas,
                 exhaustive,
-                id: 0,
+                id: 2 * k,
+                memo: &memo,
             };
-            pod.id = self.pod_id(&pod);
             let mut failures = Vec::new();
             for i in 0..self.pools.len() {
                 match self.try_pool(i, &pod) {
@@ -427,20 +424,6 @@ impl<'a, 'c> Simulator<'a, 'c> {
         self.evaluations.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The number of `pod`'s signature: pods alike in everything the stages read share one.
-    fn pod_id(&self, pod: &PodData) -> usize {
-        let key = PodKey {
-            requirements: pod.attempt.requirements.clone(),
-            tolerations: pod.tolerations.to_vec(),
-            requests: pod.requests.total.clone(),
-            replicas: pod.replicas,
-            exhaustive: pod.exhaustive,
-        };
-        let mut ids = self.pod_ids.lock().unwrap_or_else(|e| e.into_inner());
-        let next = ids.len();
-        *ids.entry(key).or_insert(next)
-    }
-
     /// Pool `i` against one requirement attempt of the pod: the outcome of its stages, placed
     /// in the pool's and the pod's own files.
     fn try_pool(&self, i: usize, pod: &PodData) -> Result<Placement, Box<PoolFailure>> {
@@ -450,18 +433,22 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
     }
 
-    /// The outcome of pool `i`'s stages for `pod`, worked out once per (pod signature, pool
-    /// template): a tree that copies its NodePools and workloads judges each pair once. A
-    /// pod that selects on the pool's name is judged pool by pool.
+    /// The outcome of pool `i`'s stages for `pod`, worked out once per (pod variant, pool
+    /// template) within one [`Simulator::schedule`] call: a tree that copies its NodePools
+    /// judges each template once per pod. A pod that selects on the pool's name is judged
+    /// pool by pool.
     fn outcome(&self, i: usize, pod: &PodData) -> Outcome {
         if pod.attempt.requirements.has(self.pools[i].nodepool_label()) {
             return self.evaluate(i, pod);
         }
         let key = (pod.id, self.template_of[i]);
-        let outcome = self
-            .outcomes
-            .get_or_insert_with(key, || Arc::new(self.evaluate(i, pod)));
-        (*outcome).clone()
+        if let Some(hit) = pod.memo.borrow().get(&key) {
+            return hit.clone();
+        }
+        // Not borrowed while evaluating: the taint stage asks for another variant's outcome.
+        let outcome = self.evaluate(i, pod);
+        pod.memo.borrow_mut().insert(key, outcome.clone());
+        outcome
     }
 
     /// Pool `i`'s stages, in the order Karpenter's `NodeClaim.Add` checks them.
@@ -541,13 +528,14 @@ impl<'a, 'c> Simulator<'a, 'c> {
             value: String::new(),
             effect: None,
         }];
-        let mut tolerating = PodData {
+        let tolerating = PodData {
             tolerations: &tolerate_all,
             tolerations_span: None,
             exhaustive: false,
+            // The same attempt with every taint tolerated: its own variant in the memo.
+            id: pod.id | 1,
             ..*pod
         };
-        tolerating.id = self.pod_id(&tolerating);
         let fits_if_tolerated = self.outcome(i, &tolerating).is_ok();
         Err(Box::new(Failure::Taint {
             taint: taint.clone(),
@@ -702,16 +690,8 @@ impl<'a, 'c> Simulator<'a, 'c> {
 /// signature.
 type Outcome = Result<Placement, Box<Failure>>;
 
-/// What the stages read of a pod for one requirement attempt: pods equal in it get the same
-/// outcome from every pool of a template.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct PodKey {
-    requirements: Requirements,
-    tolerations: Vec<Toleration>,
-    requests: ResourceList,
-    replicas: i64,
-    exhaustive: bool,
-}
+/// Outcomes of one [`Simulator::schedule`] call by (pod variant, pool template).
+type OutcomeMemo = std::cell::RefCell<HashMap<(usize, usize), Outcome>>;
 
 /// The pod template as every stage reads it, for one requirement attempt (Karpenter's
 /// `PodData`).
@@ -726,8 +706,10 @@ struct PodData<'p> {
     replicas: i64,
     /// Count every fitting instance type (for `plan`).
     exhaustive: bool,
-    /// The number of the pod's signature ([`Simulator::pod_id`]).
+    /// The pod's variant in [`PodData::memo`]: twice the attempt's number, plus one for the
+    /// attempt with every taint tolerated.
     id: usize,
+    memo: &'p OutcomeMemo,
 }
 
 impl PoolFailure {

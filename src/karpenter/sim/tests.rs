@@ -336,12 +336,12 @@ fn verdicts(yaml: &str, plain: bool) -> (Vec<String>, usize) {
 }
 
 #[test]
-fn alike_workloads_on_alike_pools_are_judged_once() {
+fn alike_pools_are_judged_once_per_workload() {
     // 6 Deployments that fit nowhere × 5 NodePools alike but for their names: one pool
-    // evaluation, each failure still naming its own pool.
+    // evaluation per Deployment, each failure still naming its own pool.
     let yaml = copies(5, "requirements: []", "", 6, "cpu: 5000", "");
     let (memo, evaluations) = verdicts(&yaml, false);
-    assert_eq!(evaluations, 1);
+    assert_eq!(evaluations, 6);
     let (plain, plain_evaluations) = verdicts(&yaml, true);
     assert_eq!(plain_evaluations, 30);
     assert_eq!(memo, plain);
