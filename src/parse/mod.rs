@@ -136,16 +136,24 @@ impl Part {
 
 impl ParsedSource {
     /// Adds the result of parsing another part of the same source.
-    pub fn merge(&mut self, other: ParsedSource) {
+    pub fn merge(&mut self, mut other: ParsedSource) {
+        self.skipped = self.skipped.take().or(other.skipped.take());
+        // The other part's documents are the ones this part left out.
+        let left_out = std::mem::take(&mut other.left_out);
+        self.append(other);
+        self.templates.sort_unstable();
+        self.left_out = left_out;
+    }
+
+    /// Adds the objects, problems and counts of a batch of the same part.
+    fn append(&mut self, other: ParsedSource) {
         self.objects.extend(other.objects);
         self.object_count += other.object_count;
         self.problems.extend(other.problems);
         self.documents += other.documents;
         self.not_objects += other.not_objects;
         self.templates.extend(other.templates);
-        self.templates.sort_unstable();
-        self.skipped = self.skipped.take().or(other.skipped);
-        self.left_out = other.left_out;
+        self.left_out += other.left_out;
     }
 }
 
@@ -195,13 +203,7 @@ pub fn parse_part(
     out.objects
         .reserve_exact(parts.iter().map(|p| p.objects.len()).sum());
     for p in parts {
-        out.objects.extend(p.objects);
-        out.object_count += p.object_count;
-        out.problems.extend(p.problems);
-        out.documents += p.documents;
-        out.not_objects += p.not_objects;
-        out.templates.extend(p.templates);
-        out.left_out += p.left_out;
+        out.append(p);
     }
     if !out.templates.is_empty() {
         let starts: Vec<usize> = line_starts(text.as_bytes()).collect();

@@ -29,14 +29,15 @@ impl Rule for ConsolidationBlocked {
     fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
         // What each budget selects, worked out once: every budget is compared with the
         // earlier ones of its namespace, and a tree of copies holds many.
-        let selections: Selections = cx
-            .index
-            .of_kind(Kind::PodDisruptionBudget)
-            .filter_map(|o| match &o.body {
-                Body::PodDisruptionBudget(p) => Some((o.id, selected(o, p, workloads))),
-                _ => None,
-            })
-            .collect();
+        let selections = Selections(
+            cx.index
+                .of_kind(Kind::PodDisruptionBudget)
+                .filter_map(|o| match &o.body {
+                    Body::PodDisruptionBudget(p) => Some((o.id, selected(o, p, workloads))),
+                    _ => None,
+                })
+                .collect(),
+        );
         for obj in cx.index.of_kind(Kind::PodDisruptionBudget) {
             if let (false, Body::PodDisruptionBudget(pdb)) = (obj.context, &obj.body) {
                 out.extend(blocking_pdb(obj, pdb, cx, &selections));
@@ -47,7 +48,14 @@ impl Rule for ConsolidationBlocked {
 }
 
 /// Per budget (by object id), the workloads it selects.
-type Selections<'w> = std::collections::HashMap<usize, Vec<&'w WorkloadFacts>>;
+struct Selections<'w>(std::collections::HashMap<usize, Vec<&'w WorkloadFacts>>);
+
+impl<'w> Selections<'w> {
+    /// The workloads budget `pdb` selects.
+    fn of(&self, pdb: &Object) -> &[&'w WorkloadFacts] {
+        self.0.get(&pdb.id).map_or(&[], Vec::as_slice)
+    }
+}
 
 /// Workloads whose pods Karpenter evicts when it disrupts a node, selected by the PDB.
 fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Vec<&'w WorkloadFacts> {
@@ -115,8 +123,7 @@ fn blocking_pdb(
     cx: &Context,
     selections: &Selections,
 ) -> Option<Finding> {
-    let none = Vec::new();
-    let workloads = selections.get(&obj.id).unwrap_or(&none);
+    let workloads = selections.of(obj);
     let (span, field, why) = if let Some(m) = pdb
         .max_unavailable
         .as_ref()
@@ -195,9 +202,7 @@ fn multiple_pdbs(
     cx: &Context,
     selections: &Selections,
 ) -> Option<Finding> {
-    let none = Vec::new();
-    let of = |o: &Object| selections.get(&o.id).unwrap_or(&none);
-    let mine = of(obj);
+    let mine = selections.of(obj);
     if mine.is_empty() {
         return None;
     }
@@ -207,7 +212,7 @@ fn multiple_pdbs(
         // Copies of this same budget (overlays) are not a second budget.
         .filter(|o| o.id < obj.id && o.name() != obj.name())
         .find_map(|o| {
-            let theirs = of(o);
+            let theirs = selections.of(o);
             let shared = mine.iter().find(|w| theirs.iter().any(|t| t.id == w.id))?;
             Some((o, *shared))
         })?;
