@@ -4,69 +4,17 @@
 //! path), and still report the good file's finding.
 
 use assert_cmd::Command;
-use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-const GOOD: &str = "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: good
-  namespace: team
-spec:
-  template:
-    spec:
-      containers:
-      - name: app
-        image: nginx
-";
-
-struct Run {
-    json: Value,
-    stderr: String,
-    code: i32,
-}
-
-impl Run {
-    fn diagnostics(&self) -> &[Value] {
-        self.json["diagnostics"].as_array().map_or(&[], |v| v)
-    }
-    /// Diagnostics of `rule` in files whose name ends with `file`.
-    fn of(&self, rule: &str, file: &str) -> Vec<&Value> {
-        self.diagnostics()
-            .iter()
-            .filter(|d| d["rule"] == rule && d["file"].as_str().is_some_and(|f| f.ends_with(file)))
-            .collect()
-    }
-    fn assert_good_reported(&self) {
-        assert_eq!(
-            self.of("missing-resource-requests", "good.yaml").len(),
-            1,
-            "the good file's finding must survive: {:#}\nstderr: {}",
-            self.json,
-            self.stderr
-        );
-    }
-}
+mod common;
+use common::{GOOD, Run, json_run};
 
 fn run_in(dir: &Path, args: &[&str], timeout: u64) -> Run {
-    let out = Command::cargo_bin("karplint")
-        .expect("binary")
-        .current_dir(dir)
-        .args(["--format", "json", "--fail-on", "never"])
-        .args(args)
-        .timeout(Duration::from_secs(timeout))
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "panic: {stderr}");
-    let code = out
-        .status
-        .code()
-        .expect("exited (not killed by the timeout)");
-    let json: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("JSON on stdout ({e}); stderr: {stderr}"));
-    Run { json, stderr, code }
+    let mut c = common::karplint(dir, timeout);
+    c.args(["--format", "json", "--fail-on", "never"])
+        .args(args);
+    json_run(c)
 }
 
 /// A tree holding the good file and `name` with `bytes`; returns the run over the tree.

@@ -7,55 +7,13 @@
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
-use std::time::Duration;
 
-const GOOD: &str = "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: good
-  namespace: team
-spec:
-  template:
-    spec:
-      containers:
-      - name: app
-        image: nginx
-";
+mod common;
+use common::{GOOD, Run, json_run};
 
-struct Run {
-    json: Value,
-    stderr: String,
-    code: i32,
-}
-
-impl Run {
-    fn rules(&self, rule: &str) -> usize {
-        self.json["diagnostics"]
-            .as_array()
-            .map_or(0, |d| d.iter().filter(|d| d["rule"] == rule).count())
-    }
-    fn files(&self) -> u64 {
-        self.json["summary"]["files"].as_u64().unwrap_or(0)
-    }
-}
-
+/// The built binary in `dir`, killed after 60 seconds.
 fn karplint(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("karplint").expect("binary");
-    c.current_dir(dir).timeout(Duration::from_secs(60));
-    c
-}
-
-fn json_run(mut c: Command) -> Run {
-    let out = c.output().expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "panic: {stderr}");
-    let code = out
-        .status
-        .code()
-        .expect("exited (not killed by the timeout)");
-    let json: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("JSON on stdout ({e}); stderr: {stderr}"));
-    Run { json, stderr, code }
+    common::karplint(dir, 60)
 }
 
 fn run(dir: &Path, args: &[&str]) -> Run {
