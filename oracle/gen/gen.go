@@ -63,7 +63,7 @@ var P = struct {
 	LimitsCPU:         0.3,
 	LimitsMemory:      0.15,
 	NotIn:             0.2,
-	MinValues:         0.15,
+	MinValues:         0.25,
 	ForeignValue:      0.12,
 	DSHostPort:        0.25,
 	DSBlanket:         0.3,
@@ -85,7 +85,7 @@ var P = struct {
 	MinDomains:        0.15,
 	AntiAffinity:      0.15,
 	AntiRequired:      0.7,
-	HostPort:          0.1,
+	HostPort:          0.12,
 	IgnoredPod:        0.02,
 }
 
@@ -141,6 +141,9 @@ var (
 	rootVolumes  = weighted{{"20Gi", 1}, {"50Gi", 2}, {"100Gi", 1}}
 	cpuLt        = weighted{{"3", 1}, {"5", 2}, {"9", 2}, {"17", 2}, {"33", 1}, {"65", 1}}
 	cpuGt        = weighted{{"1", 2}, {"3", 2}, {"7", 1}, {"15", 1}}
+	hostPorts    = weighted{{"9100", 3}, {"8080", 2}}
+	minValuesAll = 0.6 // share of In minValues equal to len(values), the strictest
+	existsMinVal = weighted{{"2", 2}, {"10", 2}, {"30", 1}, {"50", 1}}
 	generationGt = weighted{{"2", 2}, {"3", 2}, {"4", 2}, {"5", 2}, {"6", 1}}
 )
 

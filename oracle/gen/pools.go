@@ -91,7 +91,7 @@ func (g *gen) poolReq(key string) Req {
 		if g.chance(0.7) {
 			return g.setReq(key, instanceTypes, 4)
 		}
-		mv := atoi(g.pick([]string{"2", "3", "10", "50"}))
+		mv := atoi(g.pickW(existsMinVal))
 		return Req{Key: key, Op: "Exists", MinValues: mv}
 	default: // team
 		return g.customPoolReq(key)
@@ -107,7 +107,10 @@ func (g *gen) setReq(key string, xs []string, max int) Req {
 	}
 	if g.chance(P.MinValues) {
 		// Often len(values): unsatisfiable as soon as one value has no instance type left.
-		r.MinValues = len(r.Values) - g.r.IntN(len(r.Values))
+		r.MinValues = len(r.Values)
+		if !g.chance(minValuesAll) {
+			r.MinValues = 1 + g.r.IntN(len(r.Values))
+		}
 	}
 	return r
 }

@@ -3,14 +3,12 @@ package main
 // The two workload kinds. DaemonSets never trigger provisioning but add overhead (and host
 // ports) to every NodePool they tolerate; Deployments are the pods the oracle compares.
 
-var hostPorts = []string{"8080", "9100"}
-
 func (g *gen) daemonSet(i int) Workload {
 	wl := Workload{Kind: "DaemonSet", Name: "ds-" + names[i]}
 	p := &wl.Pod
 	p.Requests = []KV{{"cpu", g.pickW(dsCPU)}, {"memory", g.pickW(dsMemory)}}
 	if g.chance(P.DSHostPort) {
-		p.HostPort = atoi(g.pick(hostPorts))
+		p.HostPort = atoi(g.pickW(hostPorts))
 	}
 	if g.chance(P.DSBlanket) {
 		p.Tolerations = []Toleration{{Op: "Exists"}}
@@ -59,7 +57,7 @@ func (g *gen) deployment(i int) Workload {
 		p.AntiAffinity = []AntiAffinity{g.antiAffinity()}
 	}
 	if g.chance(P.HostPort) {
-		p.HostPort = atoi(g.pick(hostPorts))
+		p.HostPort = atoi(g.pickW(hostPorts))
 	}
 	return wl
 }
