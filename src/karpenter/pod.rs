@@ -23,6 +23,9 @@ pub struct Attempt {
     pub spans: BTreeMap<String, Span>,
     /// Whether preferred terms are part of this attempt.
     pub with_preferences: bool,
+    /// Karpenter's last relaxation: `PreferNoSchedule` taints are tolerated
+    /// (`Preferences.toleratePreferNoScheduleTaints`).
+    pub tolerates_prefer_no_schedule: bool,
 }
 
 /// Why Karpenter refuses to consider a pod at all (SPEC §2.3).

@@ -96,6 +96,25 @@ impl AllocatableTable {
         })
     }
 
+    /// Karpenter's capacity of one resource of `it` (`computeCapacity`): what NodePool
+    /// `limits` are charged with.
+    fn capacity_of(&self, it: &InstanceType, resource: &str) -> Option<Quantity> {
+        match resource {
+            "memory" => Some(allocatable::memory_capacity(
+                it,
+                allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+            )),
+            "pods" => Some(Quantity::from_units(
+                i64::try_from(allocatable::pods(it, &self.kubelet, self.family))
+                    .unwrap_or(i64::MAX),
+            )),
+            "ephemeral-storage" => {
+                Some(self.root.unwrap_or(self.family.default_ephemeral_volume()))
+            }
+            _ => it.capacity.get(resource),
+        }
+    }
+
     /// Karpenter's capacity and overhead of catalog type `it` under this table's settings
     /// (their difference is [`AllocatableTable::get`]).
     fn shape(&self, it: &InstanceType) -> (ResourceList, allocatable::Overhead) {
@@ -199,6 +218,13 @@ impl<'p> PoolType<'p, '_> {
     /// What a pod can use of the type, computed on first use.
     pub fn allocatable(&self) -> &'p Allocatable {
         self.table.get(self.index, self.it)
+    }
+
+    /// The type's capacity of `resource` as Karpenter computes it (memory after the VM
+    /// overhead, pods under the kubelet settings, the ephemeral volume), `None` when the
+    /// type has none.
+    pub fn capacity_of(&self, resource: &str) -> Option<Quantity> {
+        self.table.capacity_of(self.it, resource)
     }
 }
 
@@ -485,7 +511,13 @@ impl<'a, 'c> Pool<'a, 'c> {
             Some(Requirement::exists(&r.key.value))
         } else {
             let op = r.operator.value.parse::<Operator>().ok()?;
-            Requirement::new(&r.key.value, op, values).ok()
+            let min_values = r
+                .min_values
+                .as_ref()
+                .and_then(|m| u32::try_from(m.value).ok());
+            Requirement::new(&r.key.value, op, values)
+                .ok()
+                .map(|req| req.with_min_values(min_values))
         }
     }
 

@@ -69,8 +69,26 @@ pub enum Failure {
         requests: ResourceList,
         largest: LargestType,
     },
-    /// [`Stage::Limits`]: every type that fits the pod has more capacity than a limit.
+    /// [`Stage::InstanceTypes`]: types fit, but fewer distinct values of a NodePool
+    /// requirement's key than its `minValues` remain (`SatisfiesMinValues`).
+    MinValuesNotMet {
+        /// The pool's requirements with the pod's added.
+        requirements: Requirements,
+        requests: ResourceList,
+        /// The keys whose `minValues` the fitting types do not meet, sorted.
+        keys: Vec<String>,
+    },
+    /// [`Stage::InstanceTypes`]: the NodePool's own requirements (with their `minValues`)
+    /// leave no instance type, so Karpenter builds no NodeClaim template from it and skips
+    /// it for every pod (`NewScheduler`'s pre-filter, NodePool event
+    /// `NoCompatibleInstanceTypes`). It is missing from the pod's error, and when every
+    /// pool is skipped the pod's error is [`NO_NODEPOOL_LEFT`].
+    NoCompatibleInstanceTypes { min_values: bool },
+    /// [`Stage::Limits`]: every type of the pool has more capacity than a limit (checked
+    /// before the pod is tried: `filterByRemainingResources`).
     AllTypesExceedLimits,
+    /// [`Stage::Limits`]: a `nodes` limit of 0.
+    NodeLimitsExhausted,
     /// [`Stage::Limits`]: the replicas together request more of `resource` than the limit.
     ReplicasExceedLimit {
         resource: String,
@@ -99,11 +117,36 @@ impl Failure {
         match self {
             Failure::Taint { .. } => Stage::Taints,
             Failure::Requirements(_) => Stage::Requirements,
-            Failure::NoTypeMeetsRequirements { .. } | Failure::NotEnoughResources { .. } => {
-                Stage::InstanceTypes
-            }
-            Failure::AllTypesExceedLimits | Failure::ReplicasExceedLimit { .. } => Stage::Limits,
+            Failure::NoTypeMeetsRequirements { .. }
+            | Failure::NotEnoughResources { .. }
+            | Failure::MinValuesNotMet { .. }
+            | Failure::NoCompatibleInstanceTypes { .. } => Stage::InstanceTypes,
+            Failure::AllTypesExceedLimits
+            | Failure::NodeLimitsExhausted
+            | Failure::ReplicasExceedLimit { .. } => Stage::Limits,
         }
+    }
+
+    /// How far the pool got in Karpenter's order (`addToNewNodeClaim`: limits, then
+    /// `CanAdd`: taints, requirements, instance types; the replicas' limit last): the
+    /// pending pod's headline names the pool that got furthest.
+    pub fn progress(&self) -> u8 {
+        match self {
+            Failure::NoCompatibleInstanceTypes { .. } => 0,
+            Failure::AllTypesExceedLimits | Failure::NodeLimitsExhausted => 1,
+            Failure::Taint { .. } => 2,
+            Failure::Requirements(_) => 3,
+            Failure::NoTypeMeetsRequirements { .. }
+            | Failure::NotEnoughResources { .. }
+            | Failure::MinValuesNotMet { .. } => 4,
+            Failure::ReplicasExceedLimit { .. } => 5,
+        }
+    }
+
+    /// Whether Karpenter skips the pool before trying pods: it is then absent from the
+    /// pod's error.
+    pub fn skips_pool(&self) -> bool {
+        matches!(self, Failure::NoCompatibleInstanceTypes { .. })
     }
 
     /// The class of the failure as the differential oracle compares them: `taint`,
@@ -115,7 +158,11 @@ impl Failure {
             Failure::NoTypeMeetsRequirements { .. } | Failure::NotEnoughResources { .. } => {
                 "resources"
             }
-            Failure::AllTypesExceedLimits | Failure::ReplicasExceedLimit { .. } => "limits",
+            Failure::MinValuesNotMet { .. } => "min-values",
+            Failure::NoCompatibleInstanceTypes { .. } => "no-nodepool",
+            Failure::AllTypesExceedLimits
+            | Failure::NodeLimitsExhausted
+            | Failure::ReplicasExceedLimit { .. } => "limits",
         }
     }
 
@@ -145,7 +192,26 @@ impl Failure {
                 }
                 message
             }
+            Failure::MinValuesNotMet {
+                requirements,
+                requests,
+                keys,
+            } => format!(
+                "minValues requirement is not met for label(s) (label(s)=[{}]), requirements={requirements}, resources={}",
+                keys.join(" "),
+                requests.to_json_string()
+            ),
+            Failure::NoCompatibleInstanceTypes { min_values: false } => {
+                "NodePool requirements filtered out all compatible available instance types"
+                    .to_string()
+            }
+            Failure::NoCompatibleInstanceTypes { min_values: true } => {
+                "NodePool requirements filtered out all compatible available instance types due to minValues incompatibility".to_string()
+            }
             Failure::AllTypesExceedLimits => limits_message(nodepool),
+            Failure::NodeLimitsExhausted => format!(
+                "node limits have been exhausted for nodepool (NodePool={nodepool})"
+            ),
             Failure::ReplicasExceedLimit {
                 resource,
                 replicas,
@@ -170,10 +236,18 @@ impl Failure {
             Failure::NotEnoughResources { .. } => {
                 "no instance type has enough resources".to_string()
             }
+            Failure::MinValuesNotMet { keys, .. } => format!(
+                "minValues requirement is not met for label(s) (label(s)=[{}])",
+                keys.join(" ")
+            ),
             _ => self.karpenter_message(nodepool),
         }
     }
 }
+
+/// A pod's whole error when Karpenter skipped every NodePool (`Scheduler.add`).
+pub const NO_NODEPOOL_LEFT: &str =
+    "nodepool requirements filtered out all available instance types";
 
 fn limits_message(nodepool: &str) -> String {
     format!("all available instance types exceed limits for nodepool (NodePool={nodepool})")
@@ -212,6 +286,10 @@ pub struct Simulator<'a, 'c> {
     /// workloads that reach the same pools share one union (a monorepo has hundreds of
     /// NodePools and thousands of spread constraints).
     pub(super) domain_memo: super::memo::Memo<(String, Vec<usize>), super::topology::Domains>,
+    /// Per pool: what is decided before any pod is tried ([`gate`]).
+    gates: Vec<Option<Failure>>,
+    /// Some pool has a `PreferNoSchedule` taint: Karpenter's last relaxation tolerates them.
+    prefer_no_schedule: bool,
     /// Per pool: the number of its template, shared by pools whose stages read the same
     /// ([`Pool::template_key`] and DaemonSet overhead).
     template_of: Vec<usize>,
@@ -249,7 +327,52 @@ pub fn known_resource(name: &str) -> bool {
 fn within_limits(pool: &Pool, t: &PoolType) -> bool {
     pool.limits
         .iter()
-        .all(|(k, lim)| t.it.capacity.get(k).is_none_or(|c| c <= lim))
+        .all(|(k, lim)| k == "nodes" || t.capacity_of(k).is_none_or(|c| c <= lim))
+}
+
+/// The keys of `requirements` whose `minValues` the `types` do not meet: fewer distinct
+/// values the requirement allows among the types' labels (core `InstanceTypes.
+/// SatisfiesMinValues`). Keys no type carries as a label (zone, capacity type: offerings
+/// karplint does not see) are not judged.
+fn unmet_min_values(requirements: &Requirements, types: &[PoolType]) -> Vec<String> {
+    let mut unmet = Vec::new();
+    for r in requirements.iter() {
+        let Some(min) = r.min_values() else { continue };
+        if types.first().is_some_and(|t| !t.requirements.has(r.key())) {
+            continue;
+        }
+        let values: std::collections::BTreeSet<&str> = types
+            .iter()
+            .filter_map(|t| t.requirements.get(r.key()).value())
+            .filter(|v| r.has(v))
+            .collect();
+        if values.len() < min as usize {
+            unmet.push(r.key().to_string());
+        }
+    }
+    unmet.sort();
+    unmet
+}
+
+/// What Karpenter decides of pool `pool` before it tries a pod: skipped when its own
+/// requirements leave no type or miss their `minValues` (`NewScheduler`), refused when a
+/// `nodes` limit is 0 or every type exceeds a limit (`addToNewNodeClaim`:
+/// `filterByRemainingResources`).
+fn gate(pool: &Pool) -> Option<Failure> {
+    let types: Vec<PoolType> = pool.types().collect();
+    if types.is_empty() {
+        return Some(Failure::NoCompatibleInstanceTypes { min_values: false });
+    }
+    if !unmet_min_values(&pool.requirements, &types).is_empty() {
+        return Some(Failure::NoCompatibleInstanceTypes { min_values: true });
+    }
+    if pool.limits.get("nodes").is_some_and(|n| n.is_zero()) {
+        return Some(Failure::NodeLimitsExhausted);
+    }
+    if !pool.limits.is_empty() && !types.iter().any(|t| within_limits(pool, t)) {
+        return Some(Failure::AllTypesExceedLimits);
+    }
+    None
 }
 
 /// Per pool, the number of its template: pools equal in template and DaemonSet overhead
@@ -281,11 +404,17 @@ fn fits_with(
     needed.iter().all(|(k, _)| ok(k)) && overhead.iter().all(|(k, _)| ok(k))
 }
 
-fn tolerates_all(tolerations: &[Toleration], taints: &[(Taint, Span)]) -> Option<usize> {
-    // PreferNoSchedule taints are relaxed last (§3.4): they never keep a pod off a pool for
-    // good, so they do not count here.
+/// The first taint of `taints` the `tolerations` do not tolerate. PreferNoSchedule taints
+/// count unless `prefer_no_schedule_tolerated`: a pod must tolerate them until Karpenter's
+/// last relaxation (§3.4), a DaemonSet never (§6.4).
+fn first_untolerated(
+    tolerations: &[Toleration],
+    taints: &[(Taint, Span)],
+    prefer_no_schedule_tolerated: bool,
+) -> Option<usize> {
     taints.iter().position(|(t, _)| {
-        t.effect != Effect::PreferNoSchedule && !taints::is_tolerated(tolerations, t)
+        let relaxed = prefer_no_schedule_tolerated && t.effect == Effect::PreferNoSchedule;
+        !relaxed && !taints::is_tolerated(tolerations, t)
     })
 }
 
@@ -325,7 +454,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 for ds in &daemonsets {
                     // DaemonSets run where they tolerate the taints (startup taints ignored)
                     // and their requirements fit the template (§6.4).
-                    if tolerates_all(&ds.tolerations, &pool.taints).is_some()
+                    if first_untolerated(&ds.tolerations, &pool.taints, true).is_some()
                         || !pool
                             .requirements
                             .compatible_with_ok(&ds.attempt.requirements, pool.flavor)
@@ -343,8 +472,16 @@ impl<'a, 'c> Simulator<'a, 'c> {
             })
             .collect();
         let template_of = templates(&pools, &overheads);
+        let gates = pools.par_iter().map(gate).collect();
+        let prefer_no_schedule = pools.iter().any(|p| {
+            p.taints
+                .iter()
+                .any(|(t, _)| t.effect == Effect::PreferNoSchedule)
+        });
         Simulator {
             pools,
+            gates,
+            prefer_no_schedule,
             overheads,
             overlays_present,
             reach_memo: Default::default(),
@@ -382,10 +519,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return Verdict::NotProvisionable;
         }
-        let attempts = match pod::attempts(obj, spec) {
+        let mut attempts = match pod::attempts(obj, spec) {
             Ok(a) => a,
             Err(i) => return Verdict::Ignored(i),
         };
+        if self.prefer_no_schedule
+            && let Some(last) = attempts.last()
+        {
+            // The last relaxation: tolerate every PreferNoSchedule taint (§3.4).
+            let mut tolerating = last.clone();
+            tolerating.tolerates_prefer_no_schedule = true;
+            attempts.push(tolerating);
+        }
         let tolerations = pod::tolerations(spec);
         let requests = pod::requests(obj, spec);
         // Point at the pod's tolerations when it has some: that is where one is missing.
@@ -422,8 +567,8 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         last.sort_by(|a, b| {
             b.failure
-                .stage()
-                .cmp(&a.failure.stage())
+                .progress()
+                .cmp(&a.failure.progress())
                 .then_with(|| self.pools[b.pool].weight.cmp(&self.pools[a.pool].weight))
                 .then_with(|| self.pools[a.pool].name.cmp(&self.pools[b.pool].name))
         });
@@ -464,14 +609,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
         outcome
     }
 
-    /// Pool `i`'s stages, in the order Karpenter's `NodeClaim.Add` checks them.
+    /// Pool `i`'s stages, in the order Karpenter checks them: the pool's gate
+    /// (`NewScheduler`, `addToNewNodeClaim`), then `NodeClaim.CanAdd`.
     fn evaluate(&self, i: usize, pod: &PodData) -> Outcome {
         self.evaluations
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(f) = &self.gates[i] {
+            return Err(Box::new(f.clone()));
+        }
         self.taints(i, pod)?;
         self.requirements(i, pod)?;
         let fitting = self.instance_types(i, pod)?;
-        self.limits(i, &pod.requests.total, pod.replicas, &fitting)?;
+        self.limits(i, &pod.requests.total, pod.replicas)?;
         Ok(placement(i, &fitting))
     }
 
@@ -504,6 +653,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 *requirements = with_pod();
                 (pool.name_span(), pod.attempt.spans.values().next().copied())
             }
+            Failure::MinValuesNotMet {
+                requirements, keys, ..
+            } => {
+                *requirements = with_pod();
+                let key = keys.first().map(String::as_str).unwrap_or_default();
+                (
+                    pool.requirement_span(key),
+                    pod.attempt.spans.get(key).copied(),
+                )
+            }
+            Failure::NoCompatibleInstanceTypes { .. } => (pool.name_span(), None),
+            Failure::NodeLimitsExhausted => (limit_span("nodes"), None),
             Failure::NotEnoughResources {
                 requirements,
                 largest,
@@ -527,11 +688,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
         PoolFailure::new(i, failure, pool_span, pod_span)
     }
 
-    /// Stage 1, taints: the pod must tolerate every taint of the pool that is not
-    /// `PreferNoSchedule`.
+    /// Stage 1, taints: the pod must tolerate every taint of the pool, `PreferNoSchedule`
+    /// ones until the last relaxation.
     fn taints(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
         let pool = &self.pools[i];
-        let Some(t) = tolerates_all(pod.tolerations, &pool.taints) else {
+        let pns = pod.attempt.tolerates_prefer_no_schedule;
+        let Some(t) = first_untolerated(pod.tolerations, &pool.taints, pns) else {
             return Ok(());
         };
         let (taint, _) = &pool.taints[t];
@@ -578,16 +740,20 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let mut fitting: Vec<PoolType> = Vec::new();
         let mut largest: Option<(PoolType, ResourceList)> = None;
         let pod_reqs = &pod.attempt.requirements;
+        // `minValues` counts every fitting type; otherwise the first one settles the verdict
+        // (only `plan` wants them all counted).
+        let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
         for t in pool.types() {
-            if !pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs) {
+            // Types over a limit were filtered out before the pod was tried.
+            if !within_limits(pool, &t)
+                || (!pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs))
+            {
                 continue;
             }
             let overhead = self.daemon_overhead(i, t.requirements);
             if fits_with(&needed, &overhead, t.allocatable()) {
                 fitting.push(t);
-                // One type that fits within the limits settles the verdict; only `plan`
-                // wants every fitting type counted.
-                if !pod.exhaustive && within_limits(pool, &t) {
+                if !pod.exhaustive && !min_values {
                     break;
                 }
             } else {
@@ -606,6 +772,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
             }
         }
         if !fitting.is_empty() {
+            if min_values {
+                let mut with_pod = pool.requirements.clone();
+                with_pod.add_all(pod_reqs);
+                let keys = unmet_min_values(&with_pod, &fitting);
+                if !keys.is_empty() {
+                    return Err(Box::new(Failure::MinValuesNotMet {
+                        requirements: Requirements::new(),
+                        requests: pod.requests.total.clone(),
+                        keys,
+                    }));
+                }
+            }
             return Ok(fitting);
         }
         let requirements = Requirements::new();
@@ -660,22 +838,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
         needed
     }
 
-    /// Stage 4, limits: a type whose capacity exceeds a limit is never launched, and all
-    /// `replicas` together need at least their `requests` in capacity.
-    fn limits(
-        &self,
-        i: usize,
-        requests: &ResourceList,
-        replicas: i64,
-        fitting: &[PoolType],
-    ) -> Result<(), Box<Failure>> {
+    /// Stage 4, the replicas' limits: all `replicas` together need at least their
+    /// `requests` in capacity (each NodeClaim charges a whole instance, `subtractMax`).
+    fn limits(&self, i: usize, requests: &ResourceList, replicas: i64) -> Result<(), Box<Failure>> {
         let pool = &self.pools[i];
-        if pool.limits.is_empty() {
-            return Ok(());
-        }
-        if !fitting.iter().any(|t| within_limits(pool, t)) {
-            return Err(Box::new(Failure::AllTypesExceedLimits));
-        }
         for (k, limit) in pool.limits.iter() {
             let Some(per_pod) = requests.get(k) else {
                 continue;

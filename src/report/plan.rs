@@ -5,7 +5,7 @@
 use super::escape;
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
-use crate::karpenter::sim::{PoolFailure, Simulator, Verdict};
+use crate::karpenter::sim::{NO_NODEPOOL_LEFT, PoolFailure, Simulator, Verdict};
 use crate::model::Object;
 use serde::Serialize;
 
@@ -86,22 +86,39 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
                 let nodepool = &sim.pools[f.pool].name;
                 format!("NodePool \"{nodepool}\": {}", f.failure.headline(nodepool))
             });
-            let mut in_order: Vec<&PoolFailure> = f.iter().collect();
-            in_order.sort_by_key(|f| f.pool);
-            row.failures = in_order
-                .into_iter()
-                .map(|f| {
-                    let nodepool = &sim.pools[f.pool].name;
-                    PoolRefusal {
-                        nodepool: nodepool.clone(),
-                        kind: f.failure.kind(),
-                        message: f.failure.karpenter_message(nodepool),
-                    }
-                })
-                .collect();
+            row.failures = refusals(sim, f);
         }
     }
     Some(row)
+}
+
+/// The pod's error as Karpenter composes it: the refusal of every NodePool it tried, in
+/// its order; pools it skipped before trying pods are not among them, and when it skipped
+/// them all the error is [`NO_NODEPOOL_LEFT`].
+fn refusals(sim: &Simulator, failures: &[PoolFailure]) -> Vec<PoolRefusal> {
+    let mut in_order: Vec<&PoolFailure> = failures
+        .iter()
+        .filter(|f| !f.failure.skips_pool())
+        .collect();
+    in_order.sort_by_key(|f| f.pool);
+    if in_order.is_empty() {
+        return vec![PoolRefusal {
+            nodepool: String::new(),
+            kind: "no-nodepool",
+            message: NO_NODEPOOL_LEFT.to_string(),
+        }];
+    }
+    in_order
+        .into_iter()
+        .map(|f| {
+            let nodepool = &sim.pools[f.pool].name;
+            PoolRefusal {
+                nodepool: nodepool.clone(),
+                kind: f.failure.kind(),
+                message: f.failure.karpenter_message(nodepool),
+            }
+        })
+        .collect()
 }
 
 /// The plan as an aligned text table.

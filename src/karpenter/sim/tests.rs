@@ -380,3 +380,159 @@ fn the_memo_gives_the_plain_path_s_verdicts() {
         assert!(evaluations <= plain_evaluations, "{yaml}");
     }
 }
+
+/// One NodePool per entry (name, extra `spec` fields at the NodePool level, extra fields of
+/// its `template.spec`) and the Deployment `web` of [`manifests`]' shape.
+fn pools_and_web(pools: &[(&str, &str, &str)], requests: &str, pod: &str) -> String {
+    let mut yaml = String::new();
+    for (name, spec, template) in pools {
+        yaml.push_str(&format!(
+            "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: {name}}}
+spec:
+  {spec}
+  template:
+    spec: {{{NODE_CLASS}, {template}}}
+---
+"
+        ));
+    }
+    yaml.push_str(&format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web}}
+spec:
+  replicas: 1
+  template:
+    spec: {{containers: [{{name: app, image: x, resources: {{requests: {{{requests}}}}}}}], {pod}}}
+"
+    ));
+    yaml
+}
+
+/// Rows named after the upstream test they encode (core
+/// `pkg/controllers/provisioning/suite_test.go` and `scheduling/instance_selection_test.go`
+/// at v1.14.3), each with the verdict Karpenter reaches.
+#[test]
+fn upstream_cases() {
+    struct Case {
+        upstream: &'static str,
+        pools: &'static [(&'static str, &'static str, &'static str)],
+        pod: &'static str,
+        /// The NodePool the pod lands on, or `None` when it stays pending.
+        lands_on: Option<&'static str>,
+        /// The closest failure, when pending.
+        failure: fn(&Failure) -> bool,
+    }
+    const FAMILIES: &str = "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, c5], minValues: 2}]";
+    let cases = [
+        Case {
+            upstream: "should not match NodePool with PreferNoSchedule taint when other NodePool match",
+            pools: &[
+                (
+                    "preferred-off",
+                    "weight: 50",
+                    "taints: [{key: foo, value: bar, effect: PreferNoSchedule}]",
+                ),
+                ("plain", "", "requirements: []"),
+            ],
+            pod: "",
+            lands_on: Some("plain"),
+            failure: |_| false,
+        },
+        Case {
+            upstream: "should tolerate PreferNoSchedule taint only after trying to relax Affinity terms",
+            pools: &[(
+                "preferred-off",
+                "",
+                "taints: [{key: foo, value: bar, effect: PreferNoSchedule}]",
+            )],
+            pod: "",
+            lands_on: Some("preferred-off"),
+            failure: |_| false,
+        },
+        Case {
+            upstream: "should schedule respecting the minValues from instance-type requirements",
+            pools: &[("p", "", FAMILIES)],
+            pod: "",
+            lands_on: Some("p"),
+            failure: |_| false,
+        },
+        Case {
+            upstream: "should not schedule if the minValues requirement is not met (a pod narrowing the key)",
+            pools: &[("p", "", FAMILIES)],
+            pod: "nodeSelector: {karpenter.k8s.aws/instance-family: m5}",
+            lands_on: None,
+            failure: |f| {
+                matches!(f, Failure::MinValuesNotMet { keys, .. }
+                    if keys == &["karpenter.k8s.aws/instance-family"])
+            },
+        },
+        Case {
+            upstream: "NewScheduler: skipping, nodepool requirements filtered out all instance types (minValues)",
+            pools: &[(
+                "p",
+                "",
+                "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, c5, zz9], minValues: 3}]",
+            )],
+            pod: "",
+            lands_on: None,
+            failure: |f| matches!(f, Failure::NoCompatibleInstanceTypes { min_values: true }),
+        },
+        Case {
+            upstream: "should not schedule when limits are exceeded (checked before taints)",
+            pools: &[(
+                "p",
+                "limits: {cpu: 500m}",
+                "taints: [{key: dedicated, effect: NoSchedule}]",
+            )],
+            pod: "",
+            lands_on: None,
+            failure: |f| matches!(f, Failure::AllTypesExceedLimits),
+        },
+        Case {
+            upstream: "should not schedule if limits would be exceeded (node)",
+            pools: &[("p", "limits: {nodes: \"0\"}", "requirements: []")],
+            pod: "",
+            lands_on: None,
+            failure: |f| matches!(f, Failure::NodeLimitsExhausted),
+        },
+        Case {
+            upstream: "should schedule if limits would be met (small types within the limit, the pod too big for them)",
+            pools: &[("p", "limits: {cpu: \"2\"}", "requirements: []")],
+            pod: "",
+            lands_on: Some("p"),
+            failure: |_| false,
+        },
+    ];
+    for c in cases {
+        let yaml = pools_and_web(c.pools, SMALL, c.pod);
+        match (verdict(&yaml), c.lands_on) {
+            (Verdict::Schedules(p), Some(name)) => {
+                let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+                let index = Index::new(&objects);
+                let sim = Simulator::new(&index, Catalog::builtin());
+                assert_eq!(sim.pools[p.pool].name, name, "{}", c.upstream);
+            }
+            (Verdict::Pending(f), None) => {
+                let first = &f.first().expect("a failure").failure;
+                assert!((c.failure)(first), "{}: got {first:?}", c.upstream);
+            }
+            (other, _) => panic!("{}: got {other:?}", c.upstream),
+        }
+    }
+}
+
+/// Limits are charged with Karpenter's capacity (memory after the VM overhead), and a pod
+/// too big for the types within a limit is short of resources, not over the limit: the
+/// types over it were filtered out before the pod was tried.
+#[test]
+fn types_over_a_limit_are_gone_before_the_pod_is_tried() {
+    let yaml = manifests("requirements: []", "cpu: \"2\"", 1, "cpu: \"3\"", "");
+    assert!(
+        matches!(first_failure(&yaml), Failure::NotEnoughResources { .. }),
+        "{:?}",
+        first_failure(&yaml)
+    );
+}

@@ -50,7 +50,13 @@ fn advice(failure: &Failure, nodepool: &str) -> Advice {
         Failure::NotEnoughResources { largest, .. } => {
             no_instance_type_fits::not_enough_resources(largest, nodepool)
         }
-        Failure::AllTypesExceedLimits => {
+        Failure::MinValuesNotMet { keys, .. } => {
+            no_instance_type_fits::min_values_not_met(keys, nodepool)
+        }
+        Failure::NoCompatibleInstanceTypes { min_values } => {
+            no_instance_type_fits::no_compatible_instance_types(*min_values, nodepool)
+        }
+        Failure::AllTypesExceedLimits | Failure::NodeLimitsExhausted => {
             replicas_exceed_capacity::all_types_exceed_limits(nodepool)
         }
         Failure::ReplicasExceedLimit {

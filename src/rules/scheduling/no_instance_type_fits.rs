@@ -29,6 +29,32 @@ pub(super) fn no_type_meets_requirements(nodepool: &str) -> Advice {
     }
 }
 
+/// The types that fit leave fewer distinct values of `keys` than their `minValues`.
+pub(super) fn min_values_not_met(keys: &[String], nodepool: &str) -> Advice {
+    Advice {
+        label: "the types this pod fits leave too few values for minValues",
+        help: format!(
+            "NodePool \"{nodepool}\"'s minValues on {} needs more distinct values than the instance types that fit this pod (with its selectors) offer; allow more values, lower minValues, or run Karpenter with --min-values-policy=BestEffort",
+            keys.join(", ")
+        ),
+    }
+}
+
+/// The NodePool's own requirements leave no type: Karpenter skips it for every pod.
+pub(super) fn no_compatible_instance_types(min_values: bool, nodepool: &str) -> Advice {
+    let why = if min_values {
+        "its minValues cannot be met by the instance types its requirements allow"
+    } else {
+        "its requirements allow no instance type"
+    };
+    Advice {
+        label: "the NodePool for this pod launches nothing",
+        help: format!(
+            "Karpenter never launches from NodePool \"{nodepool}\": {why}; fix the NodePool's requirements"
+        ),
+    }
+}
+
 /// Even `largest`, the biggest type NodePool `nodepool` allows, lacks a resource: one no
 /// EC2 type offers, one no allowed type offers, or simply not enough of it.
 pub(super) fn not_enough_resources(largest: &LargestType, nodepool: &str) -> Advice {

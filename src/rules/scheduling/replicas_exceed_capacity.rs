@@ -38,7 +38,7 @@ pub(super) fn all_types_exceed_limits(nodepool: &str) -> Advice {
     Advice {
         label: LIMITS_LABEL,
         help: format!(
-            "every instance type that fits the pod has more capacity than NodePool \"{nodepool}\"'s `limits` allow; raise the limits"
+            "every instance type NodePool \"{nodepool}\" allows has more capacity than its `limits` leave (a `nodes` limit of 0 allows none), and Karpenter drops those types before it tries a pod; raise the limits"
         ),
     }
 }
