@@ -10,10 +10,13 @@
 //! depends on which).
 
 use super::allocatable::Overhead;
+use super::requirements::{LABEL_CAPACITY_TYPE, LABEL_ZONE};
 use super::sim::Simulator;
 use crate::quantity::ResourceList;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+const LABEL_REGION: &str = "topology.kubernetes.io/region";
 
 /// The capacity types every type is offered as.
 const CAPACITY_TYPES: [&str; 2] = ["on-demand", "spot"];
@@ -74,7 +77,7 @@ pub fn instance_types(sim: Option<&Simulator>, zones: &[String]) -> InstanceType
                 .launchable()
                 .map(|t| ExportedType {
                     name: t.it.name.clone(),
-                    requirements: requirements(&t.labels),
+                    requirements: requirements(&t.labels, zones),
                     offerings: offerings(zones, t.it.vcpus, t.it.memory_mib),
                     capacity: quantities(&t.capacity),
                     overhead: overhead(&t.overhead),
