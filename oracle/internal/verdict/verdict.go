@@ -66,7 +66,10 @@ func (p Pod) Kinds() []string {
 
 // Classify gives the failure kind of one NodePool's Karpenter message. The order of the
 // checks matters where one phrase contains another ("incompatible volume requirements"
-// before "incompatible requirements").
+// before "incompatible requirements"). Host ports: Karpenter v1.14.3 says "hostport
+// conflicts" (pkg/scheduling/hostportusage.go) as well as "host port"; a conflict on a new
+// NodeClaim drops the DaemonSet overhead group and surfaces as "no instance type", so it
+// classifies as resources there.
 func Classify(msg string) string {
 	m := strings.ToLower(msg)
 	switch {
@@ -84,7 +87,7 @@ func Classify(msg string) string {
 		return "limits"
 	case strings.Contains(m, "unsatisfiable topology constraint"):
 		return "topology"
-	case strings.Contains(m, "host port"):
+	case strings.Contains(m, "host port"), strings.Contains(m, "hostport"):
 		return "host-ports"
 	case strings.Contains(m, "no instance type"):
 		return "resources"
