@@ -131,3 +131,9 @@ func TestNodePoolWithoutNodeClassIsNotReady(t *testing.T) {
 		}
 	}
 }
+
+func TestHostPortHeldByDaemonSetIsResources(t *testing.T) {
+	check(t, run(t, "host-port"), map[string]want{
+		"default/clash-0": {outcome: verdict.Pending, kinds: []string{"resources"}, pools: []string{"general"}},
+	})
+}
