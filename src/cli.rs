@@ -117,6 +117,24 @@ pub enum Command {
     },
     /// Print the man page (roff): `karplint man > /usr/local/share/man/man1/karplint.1`
     Man,
+    /// What the simulator assumes, for the differential oracle (`scripts/oracle.sh`)
+    #[command(hide = true, subcommand)]
+    Debug(DebugCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DebugCommand {
+    /// Print, as JSON, the instance types each NodePool's node class can launch: their
+    /// requirements, offerings (every zone of `cluster.zones`), capacity and overhead
+    InstanceTypes(LintArgs),
+}
+
+/// What a run of the lint pipeline is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Lint,
+    Plan,
+    InstanceTypes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -153,6 +171,9 @@ pub fn run() -> i32 {
             }
         },
         Some(Command::Plan(args)) => with_workers(&args, run_plan),
+        Some(Command::Debug(DebugCommand::InstanceTypes(args))) => {
+            with_workers(&args, run_instance_types)
+        }
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "karplint", &mut out);
@@ -300,8 +321,18 @@ pub fn explain(rule: &str) -> Option<&'static str> {
         .map(|r| r.meta().doc)
 }
 
+fn run_instance_types(args: &LintArgs) -> i32 {
+    let (outcome, _) = match lint_outcome(args, Mode::InstanceTypes) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let mut s = serde_json::to_string(&outcome.instance_types).unwrap_or_default();
+    s.push('\n');
+    print_out(&s)
+}
+
 fn run_plan(args: &LintArgs) -> i32 {
-    let (outcome, _) = match lint_outcome(args, true) {
+    let (outcome, _) = match lint_outcome(args, Mode::Plan) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -457,6 +488,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             .map(|c| c.to_facts())
             .unwrap_or_default(),
         plan: false,
+        export_instance_types: false,
     };
     let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
     Ok((opts, fail_on))
@@ -464,14 +496,15 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
 
 /// Runs the pipeline for the lint arguments (config file, flags, threads); `Err` carries
 /// the exit code.
-fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(engine::Outcome, FailOn), i32> {
+fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn), i32> {
     let cfg = load_config(args)?;
     let applied = cfg.as_ref().map(|c| c.path.display().to_string());
     let (mut opts, fail_on) = merge(args, cfg).map_err(|e| {
         eprintln!("karplint: {e}");
         2
     })?;
-    opts.plan = plan;
+    opts.plan = mode == Mode::Plan;
+    opts.export_instance_types = mode == Mode::InstanceTypes;
     // Progress only for a person watching: never in pipes, CI logs or machine formats.
     crate::progress::ENABLED.store(
         args.format.iter().all(|f| *f == Format::Human) && std::io::stderr().is_terminal(),
@@ -485,7 +518,7 @@ fn lint_outcome(args: &LintArgs, plan: bool) -> Result<(engine::Outcome, FailOn)
         // Say which config shaped the run: in the human summary when there is one (JSON's
         // shape has no place for it), else on standard error.
         let note = format!("config {path} applied");
-        if !plan && (args.format.is_empty() || args.format.contains(&Format::Human)) {
+        if mode == Mode::Lint && (args.format.is_empty() || args.format.contains(&Format::Human)) {
             outcome.report.notes.push(note);
         } else {
             eprintln!("karplint: {note}");
@@ -502,7 +535,7 @@ fn run_lint(args: &LintArgs) -> i32 {
             return 2;
         }
     };
-    let (outcome, fail_on) = match lint_outcome(args, false) {
+    let (outcome, fail_on) = match lint_outcome(args, Mode::Lint) {
         Ok(o) => o,
         Err(code) => return code,
     };

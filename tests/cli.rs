@@ -331,6 +331,60 @@ fn plan_shows_where_each_workload_lands() {
             .unwrap_or("")
             .contains("did not tolerate taint (taint=dedicated=ml:NoSchedule)")
     );
+    // Every NodePool's refusal, in the order Karpenter tries them, with its class.
+    let failures = v[0]["failures"].as_array().expect("failures");
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0]["kind"], "taint");
+    assert!(
+        failures[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("did not tolerate taint")
+    );
+}
+
+/// The hidden `debug instance-types` prints what the simulator assumes of each NodePool's
+/// types (for the oracle): every catalog type, offered in every zone of `cluster.zones`,
+/// with capacity − overhead = the allocatable Karpenter's docs list.
+#[test]
+fn debug_instance_types_exports_capacity_and_overhead() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("np.yaml"),
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: np\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: nc}\n      requirements: []\n---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: nc\nspec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "cluster:\n  zones: [us-east-1a, us-east-1b]\n",
+    )
+    .expect("write");
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["debug", "instance-types", "."])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["zones"], serde_json::json!(["us-east-1a", "us-east-1b"]));
+    let types = v["nodePools"]["np"].as_array().expect("np");
+    let a1 = types
+        .iter()
+        .find(|t| t["name"] == "a1.medium")
+        .expect("a1.medium");
+    // SPEC §6.1: a1.medium ⇒ memory 1392Mi allocatable = 1835Mi − 343Mi − 100Mi.
+    assert_eq!(a1["capacity"]["memory"], "1835Mi");
+    assert_eq!(a1["overhead"]["kubeReserved"]["memory"], "343Mi");
+    assert_eq!(a1["overhead"]["evictionThreshold"]["memory"], "100Mi");
+    assert_eq!(a1["offerings"].as_array().map(Vec::len), Some(4));
+    assert!(
+        a1["requirements"]
+            .as_array()
+            .expect("requirements")
+            .iter()
+            .any(|r| r["key"] == "karpenter.k8s.aws/instance-gpu-count"
+                && r["operator"] == "DoesNotExist")
+    );
 }
 
 #[test]

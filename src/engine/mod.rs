@@ -53,6 +53,8 @@ pub struct LintOptions {
     pub instance_types: Option<PathBuf>,
     /// Build the `karplint plan` rows (every fitting instance type counted).
     pub plan: bool,
+    /// Export the instance types each NodePool can launch (`karplint debug instance-types`).
+    pub export_instance_types: bool,
     /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
     /// with those read from eksctl `ClusterConfig`s and `Node`s.
     pub cluster: ClusterFacts,
@@ -71,6 +73,7 @@ impl Default for LintOptions {
             rules: BTreeMap::new(),
             cluster: ClusterFacts::default(),
             plan: false,
+            export_instance_types: false,
         }
     }
 }
@@ -132,6 +135,8 @@ pub struct Outcome {
     pub report: Report,
     /// One row per linted workload: where Karpenter would put it (`karplint plan`).
     pub plan: Vec<crate::report::plan::PlanRow>,
+    /// The NodePools' instance types, when [`LintOptions::export_instance_types`] asked.
+    pub instance_types: Option<crate::karpenter::export::InstanceTypes>,
     pub read_errors: Vec<ReadError>,
 }
 
@@ -156,6 +161,9 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         let index = Index::new(&held.objects);
         let cx = Context::new(&index, catalog, &opts.cluster);
         timings.mark("cluster phase: index + simulator");
+        let instance_types = opts
+            .export_instance_types
+            .then(|| crate::karpenter::export::instance_types(cx.sim.as_ref(), &cx.cluster.zones));
         let mut workloads = workload::stream(
             opts,
             &sources,
@@ -194,6 +202,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         return Ok(Outcome {
             report,
             plan: finished.plan,
+            instance_types,
             read_errors,
         });
     }

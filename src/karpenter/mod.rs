@@ -6,6 +6,7 @@
 pub mod allocatable;
 pub mod catalog;
 pub mod cluster;
+pub mod export;
 pub(crate) mod memo;
 pub(crate) mod pod;
 pub(crate) mod pool;

@@ -95,6 +95,16 @@ impl AllocatableTable {
             Box::new(Allocatable { core, extended })
         })
     }
+
+    /// Karpenter's capacity and overhead of catalog type `it` under this table's settings
+    /// (their difference is [`AllocatableTable::get`]).
+    fn shape(&self, it: &InstanceType) -> (ResourceList, allocatable::Overhead) {
+        let percent = allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT;
+        (
+            allocatable::capacity(it, &self.kubelet, self.family, percent, self.root),
+            allocatable::overhead(it, &self.kubelet, self.family, percent, self.root),
+        )
+    }
 }
 
 /// The resources a node has for pods, compact: the four core resources inline and the
@@ -190,6 +200,14 @@ impl<'p> PoolType<'p, '_> {
     pub fn allocatable(&self) -> &'p Allocatable {
         self.table.get(self.index, self.it)
     }
+}
+
+/// See [`Pool::launchable`].
+pub struct LaunchableType<'c> {
+    pub it: &'c InstanceType,
+    pub labels: Vec<(&'c str, Option<&'c str>)>,
+    pub capacity: ResourceList,
+    pub overhead: allocatable::Overhead,
 }
 
 #[derive(Debug)]
@@ -533,6 +551,21 @@ impl<'a, 'c> Pool<'a, 'c> {
             requirements: self.type_requirements.requirements.row(i),
             index: i,
             table: &self.allocatable,
+        })
+    }
+
+    /// Every type the pool's node class can launch, before the NodePool's requirements
+    /// filter them, as Karpenter's cloud provider hands them to the scheduler: the labels as
+    /// requirements (`None` = `DoesNotExist`), the capacity and the overhead.
+    pub fn launchable(&self) -> impl Iterator<Item = LaunchableType<'c>> + '_ {
+        self.catalog.iter().map(|it| {
+            let (capacity, overhead) = self.allocatable.shape(it);
+            LaunchableType {
+                it,
+                labels: type_labels(it, self.family.os_label(&it.arch), self.flavor),
+                capacity,
+                overhead,
+            }
         })
     }
 

@@ -106,6 +106,19 @@ impl Failure {
         }
     }
 
+    /// The class of the failure as the differential oracle compares them: `taint`,
+    /// `requirements`, `resources` (every "no instance type …" message) or `limits`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::Taint { .. } => "taint",
+            Failure::Requirements(_) => "requirements",
+            Failure::NoTypeMeetsRequirements { .. } | Failure::NotEnoughResources { .. } => {
+                "resources"
+            }
+            Failure::AllTypesExceedLimits | Failure::ReplicasExceedLimit { .. } => "limits",
+        }
+    }
+
     /// Karpenter's own words for the failure of NodePool `nodepool` (SPEC §3.3), so users
     /// can search them; a limit the replicas exceed adds the numbers Karpenter leaves out.
     pub fn karpenter_message(&self, nodepool: &str) -> String {

@@ -5,7 +5,7 @@
 use super::escape;
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
-use crate::karpenter::sim::{Simulator, Verdict};
+use crate::karpenter::sim::{PoolFailure, Simulator, Verdict};
 use crate::model::Object;
 use serde::Serialize;
 
@@ -22,6 +22,19 @@ pub struct PlanRow {
     pub smallest_type: Option<String>,
     /// Why the pod would not be scheduled (Karpenter's words), when it would not.
     pub reason: Option<String>,
+    /// When pending: why each NodePool refused the pod, in the order Karpenter tries them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<PoolRefusal>,
+}
+
+/// One NodePool's refusal of a pending pod.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolRefusal {
+    pub nodepool: String,
+    /// `taint`, `requirements`, `resources` or `limits` (see [`crate::karpenter::sim::Failure::kind`]).
+    pub kind: &'static str,
+    /// Karpenter's message.
+    pub message: String,
 }
 
 /// The row of workload `o`, from the simulator's `verdict` on its pod template. The plan
@@ -47,6 +60,7 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         fitting_types: 0,
         smallest_type: None,
         reason: None,
+        failures: Vec::new(),
     };
     match verdict {
         Verdict::NotProvisionable => {
@@ -72,6 +86,19 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
                 let nodepool = &sim.pools[f.pool].name;
                 format!("NodePool \"{nodepool}\": {}", f.failure.headline(nodepool))
             });
+            let mut in_order: Vec<&PoolFailure> = f.iter().collect();
+            in_order.sort_by_key(|f| f.pool);
+            row.failures = in_order
+                .into_iter()
+                .map(|f| {
+                    let nodepool = &sim.pools[f.pool].name;
+                    PoolRefusal {
+                        nodepool: nodepool.clone(),
+                        kind: f.failure.kind(),
+                        message: f.failure.karpenter_message(nodepool),
+                    }
+                })
+                .collect();
         }
     }
     Some(row)
