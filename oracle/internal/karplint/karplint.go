@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,12 +76,23 @@ func (b Binary) run(ctx context.Context, args ...string) ([]byte, error) {
 
 // Plan runs `karplint plan --format json DIR` and returns its raw output.
 func (b Binary) Plan(ctx context.Context, dir string) ([]byte, error) {
-	return b.run(ctx, "plan", "--format", "json", dir)
+	return b.run(ctx, append([]string{"plan", "--format", "json"}, withConfig(dir)...)...)
 }
 
 // InstanceTypes runs `karplint debug instance-types DIR` and returns its raw output.
 func (b Binary) InstanceTypes(ctx context.Context, dir string) ([]byte, error) {
-	return b.run(ctx, "debug", "instance-types", dir)
+	return b.run(ctx, append([]string{"debug", "instance-types"}, withConfig(dir)...)...)
+}
+
+// withConfig names the scenario's .karplint.yaml explicitly: karplint looks for its config
+// from the working directory, not from the linted path, so without it the cluster's zones
+// (and so every offering) would be lost.
+func withConfig(dir string) []string {
+	cfg := filepath.Join(dir, ".karplint.yaml")
+	if _, err := os.Stat(cfg); err == nil {
+		return []string{"--config", cfg, dir}
+	}
+	return []string{dir}
 }
 
 func firstLine(s string) string {
