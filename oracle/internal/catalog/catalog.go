@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -89,11 +91,14 @@ type Converted struct {
 	// always sets to a value but karplint left out (they stay unconstrained).
 	Filled  map[string]int
 	Missing map[string]int
+	// Derived counts the types whose zone, region or capacity-type requirement was built
+	// from their offerings because karplint did not export it.
+	Derived map[string]int
 }
 
 // Convert builds Karpenter instance types for every NodePool of f.
 func (f *File) Convert() (*Converted, error) {
-	out := &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Filled: map[string]int{}, Missing: map[string]int{}}
+	out := &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Filled: map[string]int{}, Missing: map[string]int{}, Derived: map[string]int{}}
 	names := make([]string, 0, len(f.NodePools))
 	for n := range f.NodePools {
 		names = append(names, n)
@@ -133,6 +138,7 @@ func (it InstanceType) convert(c *Converted) (*cloudprovider.InstanceType, error
 			c.Filled[key]++
 		}
 	}
+	it.deriveFromOfferings(reqs, c)
 	for _, key := range awslabels.AlwaysSet {
 		if !reqs.Has(key) {
 			c.Missing[key]++
@@ -169,6 +175,30 @@ func (it InstanceType) convert(c *Converted) (*cloudprovider.InstanceType, error
 			EvictionThreshold: eviction,
 		},
 	}, nil
+}
+
+// deriveFromOfferings gives a type karplint exported without a zone, region or
+// capacity-type requirement the one aws computeRequirements would build from the same
+// offerings: zone In [the offerings' zones], capacity-type In [their capacity types],
+// region In [the zones less their letter]. Without a zone requirement Karpenter's topology
+// finds no zone domains and every zonal spread constraint fails.
+func (it InstanceType) deriveFromOfferings(reqs scheduling.Requirements, c *Converted) {
+	zones, cts, regions := sets.New[string](), sets.New[string](), sets.New[string]()
+	for _, o := range it.Offerings {
+		zones.Insert(o.Zone)
+		cts.Insert(o.CapacityType)
+		regions.Insert(strings.TrimRight(o.Zone, "abcdefghijklmnopqrstuvwxyz"))
+	}
+	for key, vals := range map[string]sets.Set[string]{
+		corev1.LabelTopologyZone:   zones,
+		v1.CapacityTypeLabelKey:    cts,
+		corev1.LabelTopologyRegion: regions,
+	} {
+		if !reqs.Has(key) && vals.Len() > 0 {
+			reqs.Add(scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, sets.List(vals)...))
+			c.Derived[key]++
+		}
+	}
 }
 
 // convert mirrors aws offering/base_resolver.go: an on-demand or spot offering names its

@@ -1,10 +1,12 @@
 package catalog
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -91,7 +93,7 @@ func TestConvertFillsAWSDefaults(t *testing.T) {
 	if op := it.Requirements.Get(awslabels.InstanceGPUCount).Operator(); op != corev1.NodeSelectorOpDoesNotExist {
 		t.Errorf("gpu-count operator %s, want DoesNotExist", op)
 	}
-	if conv.Filled[awslabels.InstanceGPUCount] != 1 || conv.Missing[corev1.LabelArchStable] != 1 {
+	if conv.Filled[awslabels.InstanceGPUCount] != 1 || conv.Missing[corev1.LabelArchStable] != 1 || conv.Derived[corev1.LabelTopologyZone] != 0 {
 		t.Errorf("filled %v missing %v", conv.Filled, conv.Missing)
 	}
 	podWantsGPU := scheduling.NewRequirements(scheduling.NewRequirement(awslabels.InstanceGPUCount, corev1.NodeSelectorOpExists))
@@ -112,5 +114,35 @@ func TestConvertRejectsBadInput(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"version": 2}`)); err == nil {
 		t.Error("version 2 accepted")
+	}
+}
+
+// Zone, region and capacity type come from the offerings when karplint leaves them out, so
+// Karpenter's topology still sees the zones as domains.
+func TestConvertDerivesZonesFromOfferings(t *testing.T) {
+	f := &File{Version: 1, NodePools: map[string][]InstanceType{"np": {{
+		Name:     "m5.large",
+		Capacity: map[string]string{"cpu": "2"},
+		Offerings: []Offering{
+			{Zone: "us-east-1b", CapacityType: "spot", Available: true},
+			{Zone: "us-east-1a", CapacityType: "on-demand", Available: true},
+		},
+	}}}}
+	conv, err := f.Convert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := conv.ByNodePool["np"][0].Requirements
+	for key, want := range map[string]string{
+		corev1.LabelTopologyZone:   "[us-east-1a us-east-1b]",
+		corev1.LabelTopologyRegion: "[us-east-1]",
+		v1.CapacityTypeLabelKey:    "[on-demand spot]",
+	} {
+		if got := fmt.Sprint(sets.List(sets.New(reqs.Get(key).Values()...))); got != want {
+			t.Errorf("%s = %s, want %s", key, got, want)
+		}
+	}
+	if conv.Derived[corev1.LabelTopologyZone] != 1 {
+		t.Errorf("derived %v", conv.Derived)
 	}
 }

@@ -133,8 +133,8 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if len(conv.Missing) > 0 {
-		s.Conversion = map[string]any{"missingLabels": conv.Missing}
+	if len(conv.Missing) > 0 || len(conv.Derived) > 0 {
+		s.Conversion = map[string]any{"missingLabels": conv.Missing, "derivedFromOfferings": conv.Derived}
 	}
 	t1 := time.Now()
 	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
