@@ -1,0 +1,395 @@
+// Package harness runs both sides on every scenario of a directory, compares them pod by
+// pod, writes each disagreeing scenario out so it can be replayed, and summarises.
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/karplint/karplint/oracle/internal/catalog"
+	"github.com/karplint/karplint/oracle/internal/karplint"
+	"github.com/karplint/karplint/oracle/internal/karpsim"
+	"github.com/karplint/karplint/oracle/internal/scenario"
+	"github.com/karplint/karplint/oracle/internal/verdict"
+)
+
+// ArtefactDir is where, inside a scenario directory, the oracle keeps its own files:
+// hidden, so karplint (which skips hidden directories and reads *.json) never lints them.
+const ArtefactDir = ".oracle"
+
+// Artefact file names.
+const (
+	PlanFile          = "karplint-plan.json"
+	InstanceTypesFile = "instance-types.json"
+	DisagreementFile  = "disagreement.json"
+)
+
+// Config says where each side's inputs come from.
+type Config struct {
+	// Karplint runs the binary; nil reads the stored artefacts of each scenario.
+	Karplint *karplint.Binary
+	// Catalog, when set, replaces `karplint debug instance-types` for every scenario.
+	Catalog *catalog.Shared
+	Jobs    int
+	Out     string
+}
+
+// Timing of one scenario.
+type Timing struct {
+	Karplint  time.Duration `json:"karplintMs"`
+	Karpenter time.Duration `json:"karpenterMs"`
+	Total     time.Duration `json:"totalMs"`
+}
+
+// MarshalJSON writes durations as milliseconds.
+func (t Timing) MarshalJSON() ([]byte, error) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return json.Marshal(map[string]float64{"karplintMs": ms(t.Karplint), "karpenterMs": ms(t.Karpenter), "totalMs": ms(t.Total)})
+}
+
+// Scenario is the outcome of one scenario.
+type Scenario struct {
+	Name        string                  `json:"scenario"`
+	Dir         string                  `json:"-"`
+	Agree       bool                    `json:"agree"`
+	Error       string                  `json:"error,omitempty"`
+	Pods        []verdict.Comparison    `json:"pods"`
+	NodePools   []karpsim.NodePoolState `json:"karpenterNodePools"`
+	Conversion  map[string]any          `json:"conversion,omitempty"`
+	Timing      Timing                  `json:"timing"`
+	plan, types []byte
+}
+
+// Disagreements are the pods that do not agree.
+func (s *Scenario) Disagreements() []verdict.Comparison {
+	var out []verdict.Comparison
+	for _, p := range s.Pods {
+		if !p.Agree {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Dirs lists the scenario directories under root (root itself if it is one), sorted.
+func Dirs(root string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(root, scenario.ManifestsFile)); err == nil {
+		return []string{root}, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		d := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(d, scenario.ManifestsFile)); e.IsDir() && err == nil {
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// RunOne runs both sides on one scenario directory.
+func RunOne(ctx context.Context, cfg Config, dir string) *Scenario {
+	start := time.Now()
+	s := &Scenario{Name: filepath.Base(dir), Dir: dir}
+	if err := s.run(ctx, cfg); err != nil {
+		s.Error = err.Error()
+	}
+	s.Agree = s.Error == "" && len(s.Disagreements()) == 0
+	s.Timing.Total = time.Since(start)
+	return s
+}
+
+func (s *Scenario) run(ctx context.Context, cfg Config) error {
+	sc, err := scenario.Load(s.Dir)
+	if err != nil {
+		return fmt.Errorf("scenario: %w", err)
+	}
+	t0 := time.Now()
+	if err := s.karplintSide(ctx, cfg, sc); err != nil {
+		return err
+	}
+	s.Timing.Karplint = time.Since(t0)
+	rows, err := karplint.ParsePlan(s.plan)
+	if err != nil {
+		return err
+	}
+	file, err := catalog.Parse(s.types)
+	if err != nil {
+		return err
+	}
+	conv, err := file.Convert()
+	if err != nil {
+		return err
+	}
+	if len(conv.Missing) > 0 || len(conv.Derived) > 0 {
+		s.Conversion = map[string]any{"missingLabels": conv.Missing, "derivedFromOfferings": conv.Derived}
+	}
+	t1 := time.Now()
+	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
+	if err != nil {
+		return err
+	}
+	s.Timing.Karpenter = time.Since(t1)
+	s.NodePools = res.NodePools
+	s.Pods = compare(res.Pods, karplint.Pods(rows))
+	return nil
+}
+
+func (s *Scenario) karplintSide(ctx context.Context, cfg Config, sc *scenario.Scenario) error {
+	var err error
+	if cfg.Karplint != nil {
+		if s.plan, err = cfg.Karplint.Plan(ctx, s.Dir); err != nil {
+			return err
+		}
+	} else if s.plan, err = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, PlanFile)); err != nil {
+		return fmt.Errorf("no --karplint and no stored plan: %w", err)
+	}
+	switch {
+	case cfg.Catalog != nil:
+		names := make([]string, len(sc.NodePools))
+		for i, np := range sc.NodePools {
+			names[i] = np.Name
+		}
+		s.types, err = json.Marshal(cfg.Catalog.ForNodePools(names))
+		return err
+	case cfg.Karplint != nil:
+		s.types, err = cfg.Karplint.InstanceTypes(ctx, s.Dir)
+		return err
+	}
+	if s.types, err = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, InstanceTypesFile)); err != nil {
+		return fmt.Errorf("no --karplint and no stored instance types: %w", err)
+	}
+	return nil
+}
+
+// compare pairs the two sides' pods by name; a pod only one side knows is a disagreement.
+func compare(karp, lint []verdict.Pod) []verdict.Comparison {
+	byName := map[string]verdict.Pod{}
+	for _, p := range lint {
+		byName[p.Pod] = p
+	}
+	var out []verdict.Comparison
+	for _, k := range karp {
+		l, ok := byName[k.Pod]
+		if !ok {
+			l = verdict.Pod{Pod: k.Pod, Workload: k.Workload, Replica: k.Replica, Outcome: verdict.Unknown}
+		}
+		delete(byName, k.Pod)
+		out = append(out, verdict.Compare(k, l))
+	}
+	rest := make([]string, 0, len(byName))
+	for n := range byName {
+		rest = append(rest, n)
+	}
+	sort.Strings(rest)
+	for _, n := range rest {
+		l := byName[n]
+		out = append(out, verdict.Compare(verdict.Pod{Pod: n, Workload: l.Workload, Replica: l.Replica, Outcome: verdict.Unknown}, l))
+	}
+	return out
+}
+
+// RunAll runs every scenario under root with cfg.Jobs workers, writes the disagreeing ones
+// to cfg.Out, and prints the summary to w (its last line is `oracle: K/N scenarios agree`).
+func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scenario, error) {
+	dirs, err := Dirs(root)
+	if err != nil {
+		return nil, err
+	}
+	jobs := cfg.Jobs
+	if jobs < 1 {
+		jobs = 1
+	}
+	start := time.Now()
+	results := make([]*Scenario, len(dirs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for j := 0; j < jobs; j++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = RunOne(ctx, cfg, dirs[i])
+			}
+		}()
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if cfg.Out != "" {
+		for _, s := range results {
+			if !s.Agree {
+				if err := s.Write(cfg.Out); err != nil {
+					return results, err
+				}
+			}
+		}
+	}
+	Summarise(w, results, time.Since(start), jobs)
+	return results, nil
+}
+
+// Write copies the scenario to out/<name> with its artefacts and disagreement.json.
+func (s *Scenario) Write(out string) error {
+	dst := filepath.Join(out, s.Name)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := copyDir(s.Dir, dst); err != nil {
+		return err
+	}
+	art := filepath.Join(dst, ArtefactDir)
+	if err := os.MkdirAll(art, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{DisagreementFile: append(b, '\n'), PlanFile: s.plan, InstanceTypesFile: s.types} {
+		if data == nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(art, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+// Summarise prints per-pod agreement, the disagreement classes, timing, and last the
+// scenario agreement line.
+func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
+	agree, pods, podsAgree := 0, 0, 0
+	classes := map[string]int{}
+	var totals, karps, lints []time.Duration
+	for _, s := range results {
+		if s.Agree {
+			agree++
+		}
+		if s.Error != "" {
+			classes["error: "+firstWords(s.Error)]++
+		}
+		for _, p := range s.Pods {
+			pods++
+			if p.Agree {
+				podsAgree++
+			} else {
+				classes[p.Class]++
+			}
+		}
+		totals = append(totals, s.Timing.Total)
+		karps = append(karps, s.Timing.Karpenter)
+		lints = append(lints, s.Timing.Karplint)
+	}
+	for _, s := range results {
+		if !s.Agree {
+			fmt.Fprintf(w, "disagree %s: %s\n", s.Name, describe(s))
+		}
+	}
+	fmt.Fprintf(w, "oracle: %d/%d pods agree\n", podsAgree, pods)
+	type kv struct {
+		k string
+		v int
+	}
+	var tally []kv
+	for k, v := range classes {
+		tally = append(tally, kv{k, v})
+	}
+	sort.Slice(tally, func(a, b int) bool {
+		if tally[a].v != tally[b].v {
+			return tally[a].v > tally[b].v
+		}
+		return tally[a].k < tally[b].k
+	})
+	for _, t := range tally {
+		fmt.Fprintf(w, "oracle: %6d pods  %s\n", t.v, t.k)
+	}
+	if len(results) > 0 {
+		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s); wall %s with %d jobs\n",
+			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), wall.Round(time.Millisecond), jobs)
+	}
+	fmt.Fprintf(w, "oracle: %d/%d scenarios agree\n", agree, len(results))
+}
+
+func describe(s *Scenario) string {
+	if s.Error != "" {
+		return "error: " + s.Error
+	}
+	var parts []string
+	for _, d := range s.Disagreements() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", d.Pod, d.Class))
+		if len(parts) == 3 {
+			break
+		}
+	}
+	if n := len(s.Disagreements()); n > 3 {
+		parts = append(parts, fmt.Sprintf("and %d more", n-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstWords(s string) string {
+	if len(s) > 60 {
+		return s[:60]
+	}
+	return s
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return t / time.Duration(len(ds))
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	i := (len(s) - 1) * p / 100
+	return s[i]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }

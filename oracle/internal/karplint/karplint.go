@@ -1,0 +1,204 @@
+// Package karplint runs the karplint binary on a scenario (`plan --format json DIR`,
+// `debug instance-types DIR`) and turns its plan rows into per-pod verdicts, one per
+// Deployment replica (oracle-contract.md "karplint's side").
+package karplint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/karplint/karplint/oracle/internal/verdict"
+)
+
+// Object names the workload of a plan row.
+type Object struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// PodRow is one replica's verdict, when karplint packs replicas.
+type PodRow struct {
+	Replica  int     `json:"replica"`
+	Outcome  string  `json:"outcome"`
+	NodePool *string `json:"nodepool"`
+	Kind     string  `json:"kind"`
+}
+
+// Failure is one NodePool's error, in the order Karpenter tries the NodePools.
+type Failure struct {
+	NodePool string `json:"nodepool"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+}
+
+// Row is one workload of `karplint plan --format json`.
+type Row struct {
+	Object   Object    `json:"object"`
+	Replicas int       `json:"replicas"`
+	Outcome  string    `json:"outcome"`
+	NodePool *string   `json:"nodepool"`
+	Reason   *string   `json:"reason"`
+	Pods     []PodRow  `json:"pods"`
+	Failures []Failure `json:"failures"`
+}
+
+// Binary is a karplint executable.
+type Binary struct {
+	Path    string
+	Timeout time.Duration
+}
+
+func (b Binary) run(ctx context.Context, args ...string) ([]byte, error) {
+	timeout := b.Timeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.Path, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	// `plan` exits 1 when it has findings; only a missing or unparsable stdout is an error.
+	if err != nil && stdout.Len() == 0 {
+		return nil, fmt.Errorf("karplint %s: %w: %s", strings.Join(args, " "), err, firstLine(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// Plan runs `karplint plan --format json DIR` and returns its raw output.
+func (b Binary) Plan(ctx context.Context, dir string) ([]byte, error) {
+	return b.run(ctx, append([]string{"plan", "--format", "json"}, withConfig(dir)...)...)
+}
+
+// InstanceTypes runs `karplint debug instance-types DIR` and returns its raw output.
+func (b Binary) InstanceTypes(ctx context.Context, dir string) ([]byte, error) {
+	return b.run(ctx, append([]string{"debug", "instance-types"}, withConfig(dir)...)...)
+}
+
+// withConfig names the scenario's .karplint.yaml explicitly: karplint looks for its config
+// from the working directory, not from the linted path, so without it the cluster's zones
+// (and so every offering) would be lost.
+func withConfig(dir string) []string {
+	cfg := filepath.Join(dir, ".karplint.yaml")
+	if _, err := os.Stat(cfg); err == nil {
+		return []string{"--config", cfg, dir}
+	}
+	return []string{dir}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// ParsePlan parses plan JSON.
+func ParsePlan(b []byte) ([]Row, error) {
+	var rows []Row
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("karplint plan json: %w", err)
+	}
+	return rows, nil
+}
+
+// Pods expands the Deployment rows into one verdict per replica, named like the oracle
+// names the pods (`<deployment>-<i>`).
+func Pods(rows []Row) []verdict.Pod {
+	var out []verdict.Pod
+	for _, r := range rows {
+		if r.Object.Kind != "Deployment" {
+			continue
+		}
+		ns := r.Object.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		perReplica := map[int]PodRow{}
+		for _, p := range r.Pods {
+			perReplica[p.Replica] = p
+		}
+		for i := 0; i < r.Replicas; i++ {
+			v := verdict.Pod{
+				Pod:      fmt.Sprintf("%s/%s-%d", ns, r.Object.Name, i),
+				Workload: "Deployment/" + ns + "/" + r.Object.Name,
+				Replica:  i,
+			}
+			if p, ok := perReplica[i]; ok {
+				fillFromPod(&v, r, p)
+			} else {
+				fillFromRow(&v, r)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func fillFromRow(v *verdict.Pod, r Row) {
+	v.Outcome = outcome(r.Outcome)
+	if r.NodePool != nil && v.Outcome == verdict.Scheduled {
+		v.NodePool = *r.NodePool
+	}
+	if r.Reason != nil {
+		v.Reason = *r.Reason
+	}
+	if v.Outcome == verdict.Pending {
+		for _, f := range r.Failures {
+			v.Failures = append(v.Failures, failure(f))
+		}
+	}
+}
+
+func fillFromPod(v *verdict.Pod, r Row, p PodRow) {
+	v.Outcome = outcome(p.Outcome)
+	if p.NodePool != nil && v.Outcome == verdict.Scheduled {
+		v.NodePool = *p.NodePool
+	}
+	if v.Outcome != verdict.Pending {
+		return
+	}
+	if r.Reason != nil && outcome(r.Outcome) == verdict.Pending {
+		v.Reason = *r.Reason
+	}
+	if p.Kind != "" {
+		v.Failures = []verdict.Failure{{Kind: p.Kind, Message: v.Reason}}
+		return
+	}
+	for _, f := range r.Failures {
+		v.Failures = append(v.Failures, failure(f))
+	}
+}
+
+// failure keeps karplint's kind; a row without one is classified from its message.
+func failure(f Failure) verdict.Failure {
+	k := f.Kind
+	if k == "" {
+		k = verdict.Classify(f.Message)
+	}
+	return verdict.Failure{NodePool: f.NodePool, Kind: k, Message: f.Message}
+}
+
+// outcome maps karplint's outcomes onto the oracle's. `not-provisioned` on a Deployment is
+// a pod requiring karpenter.sh/nodepool DoesNotExist, which Karpenter's Validate ignores.
+func outcome(s string) verdict.Outcome {
+	switch s {
+	case "schedules":
+		return verdict.Scheduled
+	case "pending":
+		return verdict.Pending
+	case "ignored", "not-provisioned":
+		return verdict.Ignored
+	}
+	return verdict.Unknown
+}

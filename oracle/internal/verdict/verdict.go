@@ -1,0 +1,139 @@
+// Package verdict is what each side says about one pod, the failure kinds of Karpenter's
+// messages, and the per-pod comparison (oracle-contract.md "Failure kinds" and
+// "Comparison, per pod").
+package verdict
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Outcome of one pod.
+type Outcome string
+
+// Outcomes.
+const (
+	Scheduled Outcome = "scheduled"
+	Pending   Outcome = "pending"
+	Ignored   Outcome = "ignored"
+	// Unknown is a pod a side said nothing about (e.g. a replica karplint has no row for).
+	Unknown Outcome = "unknown"
+)
+
+// KindIgnored is the first kind of a pod Karpenter ignores before scheduling.
+const KindIgnored = "ignored"
+
+// Failure is one NodePool's error for a pod.
+type Failure struct {
+	NodePool string `json:"nodepool,omitempty"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+}
+
+// Pod is one side's verdict on one pod.
+type Pod struct {
+	Pod      string    `json:"pod"`      // namespace/name, name = <deployment>-<i>
+	Workload string    `json:"workload"` // Kind/namespace/name
+	Replica  int       `json:"replica"`
+	Outcome  Outcome   `json:"outcome"`
+	NodePool string    `json:"nodepool,omitempty"`
+	Reason   string    `json:"reason,omitempty"` // the whole message, when not scheduled
+	Failures []Failure `json:"failures,omitempty"`
+}
+
+// FirstKind is the kind the comparison reads for a pod that is not scheduled.
+func (p Pod) FirstKind() string {
+	switch p.Outcome {
+	case Ignored:
+		return KindIgnored
+	case Pending:
+		if len(p.Failures) > 0 {
+			return p.Failures[0].Kind
+		}
+		return Classify(p.Reason)
+	}
+	return ""
+}
+
+// Kinds lists the kind of every per-NodePool failure, in order.
+func (p Pod) Kinds() []string {
+	out := make([]string, len(p.Failures))
+	for i, f := range p.Failures {
+		out[i] = f.Kind
+	}
+	return out
+}
+
+// Classify gives the failure kind of one NodePool's Karpenter message. The order of the
+// checks matters where one phrase contains another ("incompatible volume requirements"
+// before "incompatible requirements"). Host ports: Karpenter v1.14.3 says "hostport
+// conflicts" (pkg/scheduling/hostportusage.go) as well as "host port"; a conflict on a new
+// NodeClaim drops the DaemonSet overhead group and surfaces as "no instance type", so it
+// classifies as resources there.
+func Classify(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case m == "":
+		return "other"
+	case strings.Contains(m, "did not tolerate"):
+		return "taint"
+	case strings.Contains(m, "incompatible volume requirements"):
+		return "volume"
+	case strings.Contains(m, "incompatible requirements"):
+		return "requirements"
+	case strings.Contains(m, "minvalues"):
+		return "min-values"
+	case strings.Contains(m, "exceed limits"), strings.Contains(m, "limits have been exhausted"):
+		return "limits"
+	case strings.Contains(m, "unsatisfiable topology constraint"):
+		return "topology"
+	case strings.Contains(m, "host port"), strings.Contains(m, "hostport"):
+		return "host-ports"
+	case strings.Contains(m, "no instance type"):
+		return "resources"
+	}
+	return "other"
+}
+
+// Comparison of the two sides' verdicts on one pod.
+type Comparison struct {
+	Pod       string `json:"pod"`
+	Agree     bool   `json:"agree"`
+	Class     string `json:"class,omitempty"` // why they disagree, e.g. "karplint schedules, karpenter resources"
+	Karpenter Pod    `json:"karpenter"`
+	Karplint  Pod    `json:"karplint"`
+}
+
+// Compare applies the contract's rule: both schedule or neither; if scheduled, the same
+// NodePool; if not, the same first failure kind.
+func Compare(karpenter, karplint Pod) Comparison {
+	c := Comparison{Pod: karpenter.Pod, Karpenter: karpenter, Karplint: karplint}
+	ks, ls := karpenter.Outcome == Scheduled, karplint.Outcome == Scheduled
+	switch {
+	case karplint.Outcome == Unknown || karpenter.Outcome == Unknown:
+		c.Class = fmt.Sprintf("karpenter %s, karplint %s", summary(karpenter), summary(karplint))
+	case ks && ls:
+		c.Agree = karpenter.NodePool == karplint.NodePool
+		if !c.Agree {
+			c.Class = "different nodepool"
+		}
+	case !ks && !ls:
+		c.Agree = karpenter.FirstKind() == karplint.FirstKind()
+		if !c.Agree {
+			c.Class = fmt.Sprintf("karpenter %s, karplint %s", karpenter.FirstKind(), karplint.FirstKind())
+		}
+	default:
+		c.Class = fmt.Sprintf("karpenter %s, karplint %s", summary(karpenter), summary(karplint))
+	}
+	return c
+}
+
+func summary(p Pod) string {
+	switch p.Outcome {
+	case Scheduled:
+		return "schedules"
+	case Unknown:
+		return "unknown"
+	}
+	return p.FirstKind()
+}

@@ -1,0 +1,254 @@
+// Command oracle is karplint's differential oracle: it runs Karpenter's real provisioning
+// scheduler (sigs.k8s.io/karpenter v1.14.3) on generated scenarios and compares its verdict
+// on every pod with karplint's (oracle-contract.md).
+//
+//	oracle run    [--karplint PATH] [--catalog FILE] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
+//	oracle replay [--karplint PATH] [--catalog FILE] DIR
+//	oracle solve  [--karplint PATH | --catalog FILE | --instance-types FILE] DIR
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/karplint/karplint/oracle/internal/catalog"
+	"github.com/karplint/karplint/oracle/internal/harness"
+	"github.com/karplint/karplint/oracle/internal/karplint"
+	"github.com/karplint/karplint/oracle/internal/karpsim"
+	"github.com/karplint/karplint/oracle/internal/scenario"
+	"github.com/karplint/karplint/oracle/internal/verdict"
+)
+
+const usage = `usage:
+  oracle run    [--karplint PATH] [--catalog FILE] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
+  oracle replay [--karplint PATH] [--catalog FILE] DIR
+  oracle solve  [--karplint PATH | --catalog FILE | --instance-types FILE] DIR
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type common struct {
+	fs       *flag.FlagSet
+	karplint string
+	catalog  string
+	verbose  bool
+}
+
+func newCommon(name string, stderr io.Writer) *common {
+	c := &common{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c.fs.SetOutput(stderr)
+	c.fs.StringVar(&c.karplint, "karplint", "", "karplint binary (runs `plan` and `debug instance-types`)")
+	c.fs.StringVar(&c.catalog, "catalog", "", "shared instance-type catalog for every NodePool, instead of `karplint debug instance-types`")
+	c.fs.BoolVar(&c.verbose, "v", false, "Karpenter's logs on stderr")
+	return c
+}
+
+func (c *common) config() (harness.Config, error) {
+	cfg := harness.Config{}
+	if c.karplint != "" {
+		cfg.Karplint = &karplint.Binary{Path: c.karplint}
+	}
+	if c.catalog != "" {
+		sh, err := catalog.ReadShared(c.catalog)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Catalog = sh
+	}
+	return cfg, nil
+}
+
+func (c *common) context(stderr io.Writer) context.Context {
+	logger := logr.Discard()
+	if c.verbose {
+		logger = zap.New(zap.WriteTo(stderr), zap.Level(zapcore.DebugLevel))
+	}
+	ctrllog.SetLogger(logger)
+	return ctrllog.IntoContext(context.Background(), logger)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	code := 0
+	switch args[0] {
+	case "run":
+		code, err = cmdRun(args[1:], stdout, stderr)
+	case "replay":
+		err = cmdReplay(args[1:], stdout, stderr)
+	case "solve":
+		err = cmdSolve(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		err = fmt.Errorf("unknown command %q", args[0])
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "oracle: %v\n", err)
+		return 2
+	}
+	return code
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
+	c := newCommon("run", stderr)
+	out := c.fs.String("out", "", "write every disagreeing scenario here")
+	jobs := c.fs.Int("jobs", 2, "scenarios run in parallel")
+	minAgree := c.fs.Float64("min-agreement", -1, "exit 1 when fewer than this percentage of scenarios agree")
+	if err := c.fs.Parse(args); err != nil {
+		return 0, err
+	}
+	if c.fs.NArg() != 1 {
+		return 0, fmt.Errorf("run: want one SCENARIOS directory")
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return 0, err
+	}
+	cfg.Jobs, cfg.Out = *jobs, *out
+	results, err := harness.RunAll(c.context(stderr), cfg, c.fs.Arg(0), stdout)
+	if err != nil {
+		return 0, err
+	}
+	if *minAgree >= 0 {
+		agree := 0
+		for _, s := range results {
+			if s.Agree {
+				agree++
+			}
+		}
+		pct := 100.0
+		if len(results) > 0 {
+			pct = 100 * float64(agree) / float64(len(results))
+		}
+		if pct < *minAgree {
+			fmt.Fprintf(stderr, "oracle: agreement %.1f%% is below --min-agreement %.1f%%\n", pct, *minAgree)
+			return 1, nil
+		}
+	}
+	return 0, nil
+}
+
+func cmdReplay(args []string, stdout, stderr io.Writer) error {
+	c := newCommon("replay", stderr)
+	if err := c.fs.Parse(args); err != nil {
+		return err
+	}
+	if c.fs.NArg() != 1 {
+		return fmt.Errorf("replay: want one scenario directory")
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	s := harness.RunOne(c.context(stderr), cfg, c.fs.Arg(0))
+	if s.Error != "" {
+		return fmt.Errorf("%s: %s", s.Name, s.Error)
+	}
+	fmt.Fprintf(stdout, "scenario %s\n", s.Name)
+	for _, np := range s.NodePools {
+		fmt.Fprintf(stdout, "  nodepool %-20s weight %3d ready %-5v types %3d %s\n", np.Name, np.Weight, np.Ready, np.Types, np.Reason)
+	}
+	for _, p := range s.Pods {
+		mark := "agree   "
+		if !p.Agree {
+			mark = "DISAGREE"
+		}
+		fmt.Fprintf(stdout, "%s %s  %s\n", mark, p.Pod, p.Class)
+		side(stdout, "karpenter", p.Karpenter)
+		side(stdout, "karplint ", p.Karplint)
+	}
+	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
+	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree\n", map[bool]int{true: 1}[s.Agree])
+	return nil
+}
+
+func side(w io.Writer, who string, p verdict.Pod) {
+	switch p.Outcome {
+	case verdict.Scheduled:
+		fmt.Fprintf(w, "    %s schedules on %s\n", who, p.NodePool)
+	default:
+		fmt.Fprintf(w, "    %s %s [%s] %s\n", who, p.Outcome, strings.Join(kindsOrFirst(p), ","), p.Reason)
+		for _, f := range p.Failures {
+			if f.Message != "" && f.Message != p.Reason {
+				fmt.Fprintf(w, "      %s %s: %s\n", f.Kind, f.NodePool, f.Message)
+			}
+		}
+	}
+}
+
+func kindsOrFirst(p verdict.Pod) []string {
+	if k := p.Kinds(); len(k) > 0 {
+		return k
+	}
+	return []string{p.FirstKind()}
+}
+
+func cmdSolve(args []string, stdout, stderr io.Writer) error {
+	c := newCommon("solve", stderr)
+	itFile := c.fs.String("instance-types", "", "`karplint debug instance-types` output to use")
+	if err := c.fs.Parse(args); err != nil {
+		return err
+	}
+	if c.fs.NArg() != 1 {
+		return fmt.Errorf("solve: want one scenario directory")
+	}
+	ctx := c.context(stderr)
+	dir := c.fs.Arg(0)
+	sc, err := scenario.Load(dir)
+	if err != nil {
+		return err
+	}
+	var file *catalog.File
+	switch {
+	case *itFile != "":
+		file, err = catalog.Read(*itFile)
+	case c.catalog != "":
+		var sh *catalog.Shared
+		if sh, err = catalog.ReadShared(c.catalog); err == nil {
+			names := []string{}
+			for _, np := range sc.NodePools {
+				names = append(names, np.Name)
+			}
+			file = sh.ForNodePools(names)
+		}
+	case c.karplint != "":
+		var b []byte
+		if b, err = (&karplint.Binary{Path: c.karplint}).InstanceTypes(ctx, dir); err == nil {
+			file, err = catalog.Parse(b)
+		}
+	default:
+		err = fmt.Errorf("solve: give --instance-types, --catalog or --karplint")
+	}
+	if err != nil {
+		return err
+	}
+	conv, err := file.Convert()
+	if err != nil {
+		return err
+	}
+	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

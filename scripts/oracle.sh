@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The differential oracle (karplint issue #15; contract in the shared notes'
+# oracle-contract.md): builds karplint and the Go oracle, generates N random scenarios with
+# seed S, and compares karplint's verdict on every pod with the one of Karpenter's real
+# scheduler (sigs.k8s.io/karpenter v1.14.3, run in-process by oracle/).
+#
+#   scripts/oracle.sh --scenarios N --seed S [--out DIR] [--min-agreement P]
+#                     [--scenarios-dir DIR] [--catalog FILE] [--jobs J]
+#
+# --out DIR            where disagreeing scenarios are written (default target/oracle/disagreements);
+#                      replay one with `target/oracle/oracle replay --karplint target/release/karplint DIR/NAME`
+# --min-agreement P    exit 1 when fewer than P percent of the scenarios agree
+# --scenarios-dir DIR  compare the scenarios already in DIR instead of generating them
+# --catalog FILE       give every NodePool this shared catalog instead of `karplint debug instance-types`
+#
+# Exits 0 when it ran, whatever the agreement (unless --min-agreement is not met), and 0 with
+# a printed reason when Go is not installed: cargo test never needs Go.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+count="" seed="" out="" min="" dir="" catalog="" jobs=2
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --scenarios) count="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --min-agreement) min="$2"; shift 2 ;;
+    --scenarios-dir) dir="$2"; shift 2 ;;
+    --catalog) catalog="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "oracle.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [[ -z "$dir" && ( -z "$count" || -z "$seed" ) ]]; then
+  echo "oracle.sh: give --scenarios N --seed S (or --scenarios-dir DIR)" >&2
+  exit 2
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "oracle.sh: skipped: go is not installed (the oracle runs Karpenter's Go scheduler; install Go >= 1.26)"
+  exit 0
+fi
+
+work="$root/target/oracle"
+out="${out:-$work/disagreements}"
+mkdir -p "$work"
+
+echo "== cargo build --release"
+(cd "$root" && cargo build --release --quiet)
+karplint="$root/target/release/karplint"
+
+echo "== go build oracle"
+"$root/oracle/hack/karpenter-src.sh"
+(cd "$root/oracle" && go build -o "$work/oracle" .)
+
+if [[ -z "$dir" ]]; then
+  dir="$work/scenarios-seed$seed-n$count"
+  if [[ -f "$root/oracle/gen/main.go" ]]; then
+    echo "== go run ./gen --seed $seed --count $count"
+    rm -rf "$dir"
+    (cd "$root/oracle" && go run ./gen --seed "$seed" --count "$count" --out "$dir")
+  else
+    echo "oracle.sh: no generator yet (oracle/gen): comparing the hand-written scenarios of oracle/testdata/scenarios"
+    dir="$root/oracle/testdata/scenarios"
+  fi
+fi
+
+# Until karplint has `debug instance-types`, fall back to the hand-written catalog.
+if [[ -z "$catalog" ]]; then
+  first="$(find "$dir" -name manifests.yaml -print -quit)"
+  if [[ -n "$first" ]] && ! "$karplint" debug instance-types "$(dirname "$first")" 2>/dev/null | grep -q '"nodePools"'; then
+    catalog="$root/oracle/testdata/catalog.json"
+    echo "oracle.sh: karplint has no \`debug instance-types\` yet: every NodePool gets $catalog"
+  fi
+fi
+
+args=(run --karplint "$karplint" --out "$out" --jobs "$jobs")
+[[ -n "$catalog" ]] && args+=(--catalog "$catalog")
+[[ -n "$min" ]] && args+=(--min-agreement "$min")
+rm -rf "$out"
+echo "== oracle ${args[*]} $dir"
+"$work/oracle" "${args[@]}" "$dir"
