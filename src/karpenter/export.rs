@@ -93,9 +93,11 @@ pub fn instance_types(sim: Option<&Simulator>, zones: &[String]) -> InstanceType
     }
 }
 
-/// A type's labels as requirements: `In [value]`, or `DoesNotExist` for a label it lacks.
-fn requirements(labels: &[(&str, Option<&str>)]) -> Vec<ExportedRequirement> {
-    labels
+/// A type's labels as requirements: `In [value]`, or `DoesNotExist` for a label it lacks;
+/// then what the AWS provider derives from the offerings (`computeRequirements`): zone,
+/// region (the zone without its letter) and capacity type.
+fn requirements(labels: &[(&str, Option<&str>)], zones: &[String]) -> Vec<ExportedRequirement> {
+    let mut out: Vec<ExportedRequirement> = labels
         .iter()
         .map(|(key, value)| ExportedRequirement {
             key: (*key).to_string(),
@@ -106,7 +108,29 @@ fn requirements(labels: &[(&str, Option<&str>)]) -> Vec<ExportedRequirement> {
             },
             values: value.iter().map(|v| (*v).to_string()).collect(),
         })
-        .collect()
+        .collect();
+    let regions: std::collections::BTreeSet<String> = zones
+        .iter()
+        .map(|z| {
+            z.trim_end_matches(|c: char| c.is_ascii_lowercase())
+                .to_string()
+        })
+        .collect();
+    for (key, values) in [
+        (LABEL_ZONE, zones.to_vec()),
+        (LABEL_REGION, regions.into_iter().collect()),
+        (
+            LABEL_CAPACITY_TYPE,
+            CAPACITY_TYPES.map(String::from).to_vec(),
+        ),
+    ] {
+        out.push(ExportedRequirement {
+            key: key.to_string(),
+            operator: "In",
+            values,
+        });
+    }
+    out
 }
 
 fn offerings(zones: &[String], vcpus: u32, memory_mib: u64) -> Vec<Offering> {
