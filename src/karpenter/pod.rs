@@ -114,6 +114,17 @@ pub fn attempts(obj: &Object, spec: &PodSpec) -> Result<Vec<Attempt>, Ignored> {
             rest.remove(0);
         }
     }
+    // Karpenter's own pods: `validateKarpenterManagedLabelCanExist` reads the pod's first
+    // attempt (`NewPodRequirements`: nodeSelector, the heaviest preferred term, the first
+    // required term), so `karpenter.sh/nodepool DoesNotExist` there, and only there,
+    // makes Karpenter ignore the pod.
+    let not_on_karpenter = out
+        .first()
+        .and_then(|a| a.requirements.get(requirements::LABEL_NODEPOOL))
+        .is_some_and(|r| r.operator() == Operator::DoesNotExist);
+    if not_on_karpenter {
+        return Err(Ignored::NotOnKarpenterNodes);
+    }
     Ok(out)
 }
 
@@ -154,12 +165,6 @@ fn add_expressions(
                 reason,
             }
         })?;
-        if strict
-            && req.key() == requirements::LABEL_NODEPOOL
-            && req.operator() == Operator::DoesNotExist
-        {
-            return Err(Ignored::NotOnKarpenterNodes);
-        }
         a.spans
             .entry(req.key().to_string())
             .or_insert(obj.span(&e.key));
@@ -277,5 +282,65 @@ pub fn requests(obj: &Object, spec: &PodSpec) -> Requests {
     Requests {
         total,
         spans: spans.into_iter().map(|(k, (_, s))| (k, s)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pod spec of the only object of `yaml` (a bare Pod's `spec`).
+    fn attempts_of(spec: &str) -> Result<Vec<Attempt>, Ignored> {
+        let yaml = format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {spec}\n");
+        let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+        let o = &objects[0];
+        attempts(
+            o,
+            o.workload().and_then(|w| w.pod_spec()).expect("a pod spec"),
+        )
+    }
+
+    const NOT_ON_KARPENTER: &str = "{key: karpenter.sh/nodepool, operator: DoesNotExist}";
+    const ZONE: &str = "{key: topology.kubernetes.io/zone, operator: In, values: [a]}";
+
+    /// Core `provisioner.go` `validateKarpenterManagedLabelCanExist` over
+    /// `NewPodRequirements`: the first required term and the heaviest preferred term count,
+    /// later OR-ed terms and lighter preferences do not.
+    #[test]
+    fn validate_karpenter_managed_label_can_exist() {
+        let cases = [
+            (
+                "the first required term",
+                format!(
+                    "{{affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{NOT_ON_KARPENTER}]}}]}}}}}}, containers: []}}"
+                ),
+                true,
+            ),
+            (
+                "a later OR-ed term",
+                format!(
+                    "{{affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{ZONE}]}}, {{matchExpressions: [{NOT_ON_KARPENTER}]}}]}}}}}}, containers: []}}"
+                ),
+                false,
+            ),
+            (
+                "the heaviest preferred term",
+                format!(
+                    "{{affinity: {{nodeAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: [{{weight: 10, preference: {{matchExpressions: [{ZONE}]}}}}, {{weight: 50, preference: {{matchExpressions: [{NOT_ON_KARPENTER}]}}}}]}}}}, containers: []}}"
+                ),
+                true,
+            ),
+            (
+                "a lighter preferred term",
+                format!(
+                    "{{affinity: {{nodeAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: [{{weight: 50, preference: {{matchExpressions: [{ZONE}]}}}}, {{weight: 10, preference: {{matchExpressions: [{NOT_ON_KARPENTER}]}}}}]}}}}, containers: []}}"
+                ),
+                false,
+            ),
+        ];
+        for (case, spec, ignored) in cases {
+            let got = matches!(attempts_of(&spec), Err(Ignored::NotOnKarpenterNodes));
+            assert_eq!(got, ignored, "{case}");
+        }
     }
 }
