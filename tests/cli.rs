@@ -333,6 +333,23 @@ fn plan_shows_where_each_workload_lands() {
     );
 }
 
+/// The `plan` of one fixture, as JSON rows.
+fn plan_json(path: &str) -> Value {
+    let out = karplint()
+        .args(["plan", "--format", "json", path])
+        .output()
+        .expect("runs");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn plan_reads_pod_level_resources() {
+    // Pod-level requests (8 CPUs) replace the containers' 2: no 4-vCPU type fits.
+    let v = plan_json("fixtures/no-instance-type-fits/fire-pod-level-resources.yaml");
+    assert_eq!(v[0]["outcome"], "pending", "{v}");
+    assert_eq!(v[0]["cpu"], "8", "{v}");
+}
+
 #[test]
 fn instance_types_file_replaces_the_catalog() {
     // Only m5.large, g4dn.xlarge and t4g.small exist: a 6-CPU pod fits none.
