@@ -351,6 +351,21 @@ fn plan_reads_pod_level_resources() {
 }
 
 #[test]
+fn plan_reads_ephemeral_storage_from_the_node_class() {
+    // RAID0 over m6id's NVMe instance store holds 200Gi; the smallest that does is 2xlarge.
+    let v = plan_json("fixtures/no-instance-type-fits/quiet-raid0-instance-store.yaml");
+    assert_eq!(v[0]["outcome"], "schedules", "{v}");
+    assert_eq!(v[0]["nodepool"], "nvme", "{v}");
+    assert_eq!(v[0]["smallest_type"], "m6id.2xlarge", "{v}");
+    // The rootVolume mapping (200Gi) wins over /dev/xvda (20Gi).
+    let v = plan_json("fixtures/no-instance-type-fits/quiet-root-volume.yaml");
+    assert_eq!(v[0]["outcome"], "schedules", "{v}");
+    // Bottlerocket's /dev/xvda is its OS volume: the 20Gi data volume cannot hold 50Gi.
+    let v = plan_json("fixtures/no-instance-type-fits/fire-bottlerocket-os-volume.yaml");
+    assert_eq!(v[0]["outcome"], "pending", "{v}");
+}
+
+#[test]
 fn instance_types_file_replaces_the_catalog() {
     // Only m5.large, g4dn.xlarge and t4g.small exist: a 6-CPU pod fits none.
     let dir = tempfile::tempdir().expect("tempdir");
