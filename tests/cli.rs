@@ -387,6 +387,38 @@ fn debug_instance_types_exports_capacity_and_overhead() {
     );
 }
 
+/// The `plan` of one fixture, as JSON rows.
+fn plan_json(path: &str) -> Value {
+    let out = karplint()
+        .args(["plan", "--format", "json", path])
+        .output()
+        .expect("runs");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn plan_reads_pod_level_resources() {
+    // Pod-level requests (8 CPUs) replace the containers' 2: no 4-vCPU type fits.
+    let v = plan_json("fixtures/no-instance-type-fits/fire-pod-level-resources.yaml");
+    assert_eq!(v[0]["outcome"], "pending", "{v}");
+    assert_eq!(v[0]["cpu"], "8", "{v}");
+}
+
+#[test]
+fn plan_reads_ephemeral_storage_from_the_node_class() {
+    // RAID0 over m6id's NVMe instance store holds 200Gi; the smallest that does is 2xlarge.
+    let v = plan_json("fixtures/no-instance-type-fits/quiet-raid0-instance-store.yaml");
+    assert_eq!(v[0]["outcome"], "schedules", "{v}");
+    assert_eq!(v[0]["nodepool"], "nvme", "{v}");
+    assert_eq!(v[0]["smallest_type"], "m6id.2xlarge", "{v}");
+    // The rootVolume mapping (200Gi) wins over /dev/xvda (20Gi).
+    let v = plan_json("fixtures/no-instance-type-fits/quiet-root-volume.yaml");
+    assert_eq!(v[0]["outcome"], "schedules", "{v}");
+    // Bottlerocket's /dev/xvda is its OS volume: the 20Gi data volume cannot hold 50Gi.
+    let v = plan_json("fixtures/no-instance-type-fits/fire-bottlerocket-os-volume.yaml");
+    assert_eq!(v[0]["outcome"], "pending", "{v}");
+}
+
 #[test]
 fn instance_types_file_replaces_the_catalog() {
     // Only m5.large, g4dn.xlarge and t4g.small exist: a 6-CPU pod fits none.

@@ -182,8 +182,27 @@ impl AmiFamily {
         }
     }
 
+    /// The block device pods' ephemeral storage lives on (aws `pkg/providers/amifamily/*.go`
+    /// `EphemeralBlockDevice` at v1.14.2): `/dev/xvda` on AL2 and AL2023, Bottlerocket's data
+    /// volume `/dev/xvdb` (its `/dev/xvda` is the OS volume), `/dev/sda1` on Windows and
+    /// Ubuntu (v0.37 `ubuntu.go`), and unknown (`None`) for a Custom AMI.
+    pub const fn ephemeral_block_device(self) -> Option<&'static str> {
+        match self {
+            AmiFamily::AL2 | AmiFamily::AL2023 => Some("/dev/xvda"),
+            AmiFamily::Bottlerocket => Some("/dev/xvdb"),
+            AmiFamily::Windows2019
+            | AmiFamily::Windows2022
+            | AmiFamily::Windows2025
+            | AmiFamily::Ubuntu => Some("/dev/sda1"),
+            AmiFamily::Custom => None,
+        }
+    }
+
     /// Size of the volume that backs ephemeral-storage when no blockDeviceMappings say
-    /// otherwise: 50Gi on Windows, 20Gi elsewhere (Bottlerocket's data volume `/dev/xvdb`).
+    /// otherwise: the family's default mapping on [`AmiFamily::ephemeral_block_device`]
+    /// (`DefaultBlockDeviceMappings`), 50Gi on Windows and `DefaultEBS` (20Gi) elsewhere,
+    /// Bottlerocket's data volume included; Custom has no default mappings and gets
+    /// `DefaultEBS` too.
     pub const fn default_ephemeral_volume(self) -> Quantity {
         let gib = if self.is_windows() { 50 } else { 20 };
         Quantity::from_millis(gib * GIB * 1000)
@@ -317,7 +336,8 @@ pub fn pods(it: &InstanceType, kubelet: &KubeletConfig, family: AmiFamily) -> u6
 }
 
 /// Karpenter's node capacity for the type (`computeCapacity`): cpu, memory after VM
-/// overhead, ephemeral-storage (`root_volume` or the family default), pods, the type's
+/// overhead, ephemeral-storage (`ephemeral_volume`, from [`super::ephemeral`], or the family
+/// default), pods, the type's
 /// extended resources, and on Windows `vpc.amazonaws.com/PrivateIPv4Address` when the
 /// IPv4-per-ENI figure is known.
 pub fn capacity(
@@ -325,13 +345,13 @@ pub fn capacity(
     kubelet: &KubeletConfig,
     family: AmiFamily,
     vm_memory_overhead_percent: f64,
-    root_volume: Option<Quantity>,
+    ephemeral_volume: Option<Quantity>,
 ) -> ResourceList {
     let mut cap = it.capacity.clone();
     cap.insert("memory", memory_capacity(it, vm_memory_overhead_percent));
     cap.insert(
         "ephemeral-storage",
-        root_volume.unwrap_or(family.default_ephemeral_volume()),
+        ephemeral_volume.unwrap_or(family.default_ephemeral_volume()),
     );
     cap.insert(
         "pods",
@@ -376,10 +396,10 @@ pub fn overhead(
     kubelet: &KubeletConfig,
     family: AmiFamily,
     vm_memory_overhead_percent: f64,
-    root_volume: Option<Quantity>,
+    ephemeral_volume: Option<Quantity>,
 ) -> Overhead {
     let memory = memory_capacity(it, vm_memory_overhead_percent);
-    let storage = root_volume.unwrap_or(family.default_ephemeral_volume());
+    let storage = ephemeral_volume.unwrap_or(family.default_ephemeral_volume());
     let reserved_pods = if family.uses_eni_limited_memory_overhead() {
         u64::from(it.eni_limited_pods)
     } else {
@@ -429,20 +449,34 @@ pub fn allocatable(
     family: AmiFamily,
     vm_memory_overhead_percent: f64,
 ) -> ResourceList {
-    allocatable_with_root_volume(it, kubelet, family, vm_memory_overhead_percent, None)
+    allocatable_with_ephemeral_volume(it, kubelet, family, vm_memory_overhead_percent, None)
 }
 
-/// [`allocatable`] with an explicit root-volume size (EC2NodeClass `blockDeviceMappings`
-/// root volume `ebs.volumeSize`).
-pub fn allocatable_with_root_volume(
+/// [`allocatable`] with an explicit ephemeral-storage capacity (what
+/// [`super::ephemeral::EphemeralStorage::capacity`] makes of the EC2NodeClass
+/// `blockDeviceMappings` and `instanceStorePolicy` for this type).
+pub fn allocatable_with_ephemeral_volume(
     it: &InstanceType,
     kubelet: &KubeletConfig,
     family: AmiFamily,
     vm_memory_overhead_percent: f64,
-    root_volume: Option<Quantity>,
+    ephemeral_volume: Option<Quantity>,
 ) -> ResourceList {
-    let cap = capacity(it, kubelet, family, vm_memory_overhead_percent, root_volume);
-    let total = overhead(it, kubelet, family, vm_memory_overhead_percent, root_volume).total();
+    let cap = capacity(
+        it,
+        kubelet,
+        family,
+        vm_memory_overhead_percent,
+        ephemeral_volume,
+    );
+    let total = overhead(
+        it,
+        kubelet,
+        family,
+        vm_memory_overhead_percent,
+        ephemeral_volume,
+    )
+    .total();
     cap.sub(&total)
 }
 

@@ -1,11 +1,13 @@
 //! The Karpenter simulator: what Karpenter itself would decide for a pod, offline.
 //!
 //! `requirements` is the label-requirement algebra, `catalog` the built-in EC2 instance-type
-//! facts and `allocatable` the overhead formula that turns capacity into allocatable.
+//! facts, `allocatable` the overhead formula that turns capacity into allocatable and
+//! `ephemeral` the node class's ephemeral-storage capacity.
 
 pub mod allocatable;
 pub mod catalog;
 pub mod cluster;
+pub(crate) mod ephemeral;
 pub mod export;
 pub(crate) mod memo;
 pub(crate) mod pod;

@@ -3,7 +3,8 @@
 //! Requirements are `nodeSelector` ∧ one required `nodeSelectorTerm` ∧ the heaviest
 //! preferred term (SPEC §3.1), produced as the sequence of attempts Karpenter's relaxation
 //! walks through (§3.4): each required term in order with preferences, then without.
-//! Requests are max(Σ containers + sidecars, largest init container) + overhead (§6.3).
+//! Requests are max(Σ containers + sidecars, largest init container), replaced per resource
+//! by pod-level `spec.resources` where set, + overhead (§6.3).
 //! Every requirement keeps the span of the selector entry it came from, so a finding can
 //! point at the exact line to change.
 
@@ -247,8 +248,78 @@ fn container_requests(
     out
 }
 
-/// Effective pod requests (SPEC §6.3) plus `pods: 1`.
+/// Whether Karpenter reads pod-level `spec.resources` (Kubernetes PodLevelResources).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodLevelResources {
+    /// Karpenter v1.8 and later: they replace the container sum, per resource.
+    Honoured,
+    /// Karpenter before v1.8: only containers count.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the Karpenter version switch will select it")
+    )]
+    Ignored,
+}
+
+/// What the Karpenter version karplint models does with pod-level resources: the one
+/// place the Karpenter version switch (issue #15, item 2) will decide it.
+pub const POD_LEVEL_RESOURCES: PodLevelResources = PodLevelResources::Honoured;
+
+/// Effective pod requests (SPEC §6.3) plus `pods: 1`, under [`POD_LEVEL_RESOURCES`].
 pub fn requests(obj: &Object, spec: &PodSpec) -> Requests {
+    requests_with(obj, spec, POD_LEVEL_RESOURCES)
+}
+
+/// Pod-level resources Kubernetes supports (component-helpers `resource/helpers.go`
+/// `IsSupportedPodLevelResource` at v0.34.1): cpu, memory and `hugepages-*`. Others set at
+/// pod level are ignored.
+fn is_supported_pod_level_resource(name: &str) -> bool {
+    matches!(name, "cpu" | "memory") || name.starts_with("hugepages-")
+}
+
+/// The pod-level requests that replace the container aggregate `containers`, each with
+/// the span of the value it came from.
+///
+/// What the API server stores (`pkg/apis/core/v1/defaults.go` `defaultPodRequests`, KEP-2837):
+/// a supported resource with a pod-level request keeps it; one with only a pod-level limit
+/// gets the containers' aggregate request if they request it and it may be overcommitted
+/// (cpu, memory; not hugepages), else the limit. `PodRequests` then puts each pod-level
+/// request in place of the aggregate. Values that do not parse are skipped (the parse
+/// stage reports them).
+fn pod_level_requests(
+    obj: &Object,
+    spec: &PodSpec,
+    containers: &ResourceList,
+) -> Vec<(String, Quantity, Span)> {
+    let Some(res) = &spec.resources else {
+        return Vec::new();
+    };
+    let parsed = |m: &'_ crate::model::de::SpannedMap| -> BTreeMap<String, (Quantity, Span)> {
+        m.0.iter()
+            .filter(|(k, _)| is_supported_pod_level_resource(&k.value))
+            .filter_map(|(k, v)| {
+                let q = Quantity::parse_non_negative(v.value.as_str()).ok()?;
+                Some((k.value.to_string(), (q, obj.span(v))))
+            })
+            .collect()
+    };
+    let mut out = parsed(&res.value.requests);
+    for (k, limit) in parsed(&res.value.limits) {
+        let overcommit = !k.starts_with("hugepages-");
+        if out.contains_key(&k) || (overcommit && containers.get(&k).is_some()) {
+            continue;
+        }
+        out.insert(k, limit);
+    }
+    out.into_iter().map(|(k, (q, s))| (k, q, s)).collect()
+}
+
+/// Effective pod requests plus `pods: 1`, with pod-level resources honoured or not.
+/// Mirrors component-helpers `resource/helpers.go` `PodRequests` (v0.34.1), which Karpenter
+/// core calls through `pkg/utils/resources` `Ceiling`: the container aggregate
+/// (`AggregateContainerRequests`), then pod-level requests in its place per resource, then
+/// `spec.overhead` on top.
+pub fn requests_with(obj: &Object, spec: &PodSpec, pod_level: PodLevelResources) -> Requests {
     let mut spans = BTreeMap::new();
     let mut main = ResourceList::new();
     for c in &spec.containers {
@@ -273,6 +344,12 @@ pub fn requests(obj: &Object, spec: &PodSpec) -> Requests {
     }
     main.add(&sidecars);
     let mut total = main.max(&init_max);
+    if pod_level == PodLevelResources::Honoured {
+        for (k, q, span) in pod_level_requests(obj, spec, &total) {
+            total.insert(k.clone(), q);
+            spans.insert(k, (q, span));
+        }
+    }
     for (k, v) in &spec.overhead.0 {
         if let Ok(q) = Quantity::parse_non_negative(v.value.as_str()) {
             total.add(&ResourceList::new().with(k.value.clone(), q));
@@ -342,5 +419,200 @@ mod tests {
             let got = matches!(attempts_of(&spec), Err(Ignored::NotOnKarpenterNodes));
             assert_eq!(got, ignored, "{case}");
         }
+    }
+    use crate::model::Kind;
+
+    /// The requests of the Pod whose spec is `spec` (flow-style YAML mapping entries).
+    fn requests_of(spec: &str, pod_level: PodLevelResources) -> ResourceList {
+        let yaml = format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{{spec}}}\n");
+        let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+        let obj = objects.iter().find(|o| o.kind == Kind::Pod).expect("a Pod");
+        let spec = obj
+            .workload()
+            .and_then(|w| w.pod_spec())
+            .expect("a pod spec");
+        requests_with(obj, spec, pod_level).total
+    }
+
+    fn list(pairs: &[(&str, &str)]) -> ResourceList {
+        let mut l = ResourceList::new().with("pods", Quantity::from_units(1));
+        for (k, v) in pairs {
+            l.insert(*k, Quantity::parse(v).unwrap());
+        }
+        l
+    }
+
+    /// component-helpers `TestPodLevelResourceRequests` (v0.34.1), one row per case by its
+    /// name (`SkipPodLevelResources: true` is [`PodLevelResources::Ignored`]), then the
+    /// rows for what that test leaves out: `spec.overhead` on top (`PodRequests`) and the
+    /// API server's defaulting of absent pod-level requests (`defaultPodRequests`).
+    #[test]
+    fn pod_level_resource_requests() {
+        use PodLevelResources::{Honoured, Ignored};
+        const C: &str = "name: c, image: x";
+        /// (upstream case name, pod spec, pod-level resources honoured, expected requests)
+        type Row = (
+            &'static str,
+            String,
+            PodLevelResources,
+            Vec<(&'static str, &'static str)>,
+        );
+        let rows: Vec<Row> = vec![
+            (
+                "pod level memory resource with SkipPodLevelResources true",
+                "containers: [], resources: {requests: {memory: 2Mi}}".into(),
+                Ignored,
+                vec![],
+            ),
+            (
+                "pod level memory resource with SkipPodLevelResources false",
+                "containers: [], resources: {requests: {memory: 2Mi}}".into(),
+                Honoured,
+                vec![("memory", "2Mi")],
+            ),
+            (
+                "pod level memory and container level cpu resources with SkipPodLevelResources false",
+                format!(
+                    "resources: {{requests: {{memory: 2Mi}}}}, containers: [{{{C}, resources: {{requests: {{cpu: 2m}}}}}}]"
+                ),
+                Honoured,
+                vec![("memory", "2Mi"), ("cpu", "2m")],
+            ),
+            (
+                "pod level unsupported resources set at both pod-level and container-level with SkipPodLevelResources false",
+                format!(
+                    "resources: {{requests: {{storage: 2Mi}}}}, containers: [{{{C}, resources: {{requests: {{storage: 3Mi}}}}}}]"
+                ),
+                Honoured,
+                vec![("storage", "3Mi")],
+            ),
+            (
+                "pod level unsupported resources set at pod-level with SkipPodLevelResources false",
+                format!(
+                    "resources: {{requests: {{storage: 2Mi}}}}, containers: [{{{C}, resources: {{requests: {{memory: 3Mi}}}}}}]"
+                ),
+                Honoured,
+                vec![("memory", "3Mi")],
+            ),
+            (
+                "both container-level and pod-level resources set with SkipPodLevelResources false",
+                format!(
+                    "resources: {{requests: {{memory: 6Mi, cpu: 8m}}}}, containers: [{{{C}, resources: {{requests: {{memory: 3Mi, cpu: 2m}}}}}}]"
+                ),
+                Honoured,
+                vec![("memory", "6Mi"), ("cpu", "8m")],
+            ),
+            (
+                "container-level resources and init container set with SkipPodLevelResources true",
+                format!(
+                    "containers: [{{{C}, resources: {{requests: {{memory: 3Mi, cpu: 2m}}}}}}], initContainers: [{{{C}, resources: {{requests: {{memory: 5Mi, cpu: 4m}}}}}}]"
+                ),
+                Ignored,
+                vec![("memory", "5Mi"), ("cpu", "4m")],
+            ),
+            (
+                "container-level resources, init and sidecar container set with SkipPodLevelResources false",
+                format!(
+                    "containers: [{{{C}, resources: {{requests: {{memory: 3Mi, cpu: 2m}}}}}}], initContainers: [{{{C}, restartPolicy: Always, resources: {{requests: {{memory: 5Mi, cpu: 4m}}}}}}, {{{C}, resources: {{requests: {{memory: 6Mi, cpu: 8m}}}}}}]"
+                ),
+                Honoured,
+                vec![("memory", "11Mi"), ("cpu", "12m")],
+            ),
+            (
+                "pod-level resources, container-level resources, init and sidecar container set with SkipPodLevelResources false",
+                format!(
+                    "resources: {{requests: {{memory: 15Mi, cpu: 18m}}}}, containers: [{{{C}, resources: {{requests: {{memory: 3Mi, cpu: 2m}}}}}}], initContainers: [{{{C}, restartPolicy: Always, resources: {{requests: {{memory: 5Mi, cpu: 4m}}}}}}, {{{C}, resources: {{requests: {{memory: 6Mi, cpu: 8m}}}}}}]"
+                ),
+                Honoured,
+                vec![("memory", "15Mi"), ("cpu", "18m")],
+            ),
+            (
+                "pod-level resources, hugepage request/limit multiple page sizes",
+                "containers: [], resources: {limits: {hugepages-2Mi: 2Mi, hugepages-1Gi: 1Gi}, requests: {cpu: 1, hugepages-2Mi: 2Mi, hugepages-1Gi: 1Gi}}".into(),
+                Honoured,
+                vec![("cpu", "1"), ("hugepages-2Mi", "2Mi"), ("hugepages-1Gi", "1Gi")],
+            ),
+            (
+                "pod-level resources, container-level resources, hugepage request/limit multiple page sizes between pod-level and container-level",
+                format!(
+                    "resources: {{limits: {{hugepages-2Mi: 10Mi}}, requests: {{cpu: 1, hugepages-2Mi: 10Mi}}}}, containers: [{{{C}, resources: {{limits: {{hugepages-1Gi: 1Gi}}, requests: {{memory: 4Mi, hugepages-1Gi: 1Gi}}}}}}]"
+                ),
+                Honoured,
+                vec![("cpu", "1"), ("memory", "4Mi"), ("hugepages-2Mi", "10Mi"), ("hugepages-1Gi", "1Gi")],
+            ),
+            // PodRequests adds spec.overhead after the pod-level requests replace the sum.
+            (
+                "PodRequests adds overhead to pod-level requests",
+                format!(
+                    "resources: {{requests: {{cpu: 2}}}}, overhead: {{cpu: 250m}}, containers: [{{{C}, resources: {{requests: {{cpu: 1}}}}}}]"
+                ),
+                Honoured,
+                vec![("cpu", "2250m")],
+            ),
+            // defaultPodRequests: a pod-level limit stands in for an absent pod-level request
+            // when no container requests the resource…
+            (
+                "defaultPodRequests takes the pod-level limit when no container requests it",
+                format!(
+                    "resources: {{limits: {{cpu: 4, memory: 8Gi}}}}, containers: [{{{C}, resources: {{requests: {{memory: 1Gi}}}}}}]"
+                ),
+                Honoured,
+                vec![("cpu", "4"), ("memory", "1Gi")],
+            ),
+            // … container limits standing in for their requests count as requests…
+            (
+                "defaultPodRequests takes the container aggregate, limits defaulted",
+                format!(
+                    "resources: {{limits: {{cpu: 4}}}}, containers: [{{{C}, resources: {{limits: {{cpu: 1}}}}}}]"
+                ),
+                Honoured,
+                vec![("cpu", "1")],
+            ),
+            // … and hugepages, which cannot be overcommitted, always take the limit.
+            (
+                "defaultPodRequests takes the pod-level hugepages limit over containers",
+                format!(
+                    "resources: {{limits: {{hugepages-2Mi: 10Mi}}}}, containers: [{{{C}, resources: {{requests: {{hugepages-2Mi: 6Mi}}, limits: {{hugepages-2Mi: 6Mi}}}}}}]"
+                ),
+                Honoured,
+                vec![("hugepages-2Mi", "10Mi")],
+            ),
+            (
+                "pod-level limits ignored before Karpenter v1.8",
+                format!(
+                    "resources: {{requests: {{cpu: 4}}, limits: {{memory: 8Gi}}}}, containers: [{{{C}, resources: {{requests: {{cpu: 1}}}}}}]"
+                ),
+                Ignored,
+                vec![("cpu", "1")],
+            ),
+            // A value the API server rejects is not read (parse-error reports it).
+            (
+                "invalid pod-level request is skipped",
+                format!(
+                    "resources: {{requests: {{cpu: lots, memory: -1Gi}}}}, containers: [{{{C}, resources: {{requests: {{cpu: 1, memory: 1Gi}}}}}}]"
+                ),
+                Honoured,
+                vec![("cpu", "1"), ("memory", "1Gi")],
+            ),
+        ];
+        for (name, spec, pod_level, want) in rows {
+            assert_eq!(requests_of(&spec, pod_level), list(&want), "{name}");
+        }
+    }
+
+    /// A resource the pod level decides is located at the pod-level value.
+    #[test]
+    fn pod_level_request_is_where_the_finding_points() {
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {requests: {cpu: \"8\"}}\n  containers: [{name: c, image: x, resources: {requests: {cpu: 1, memory: 1Gi}}}]\n";
+        let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+        let obj = &objects[0];
+        let spec = obj.workload().and_then(|w| w.pod_spec()).expect("spec");
+        let r = requests(obj, spec);
+        let at = |k: &str| {
+            let s = r.spans[k];
+            &yaml[s.offset..s.offset + s.len]
+        };
+        assert_eq!(at("cpu"), "\"8\"");
+        assert_eq!(at("memory"), "1Gi");
     }
 }

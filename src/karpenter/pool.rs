@@ -5,6 +5,7 @@
 
 use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::{Catalog, InstanceType};
+use super::ephemeral::{self, EphemeralStorage};
 use super::memo::Memo;
 use super::requirements::{
     self, LabelFlavor, Operator, Requirement, Requirements, TypeRow, TypeRows,
@@ -23,8 +24,10 @@ use std::sync::{Arc, OnceLock};
 #[derive(Default)]
 pub struct TypeRequirementCache {
     cells: BTreeMap<(bool, bool), Arc<TypeTable>>,
-    /// Allocatable per instance type, per distinct (kubelet, AMI family, root volume).
-    allocatable: HashMap<(KubeletConfig, AmiFamily, Option<Quantity>), Arc<AllocatableTable>>,
+    /// Allocatable per instance type, per distinct (kubelet, AMI family, ephemeral storage
+    /// policy): under RAID0 the storage differs per type, so the key holds the policy, not
+    /// a size.
+    allocatable: HashMap<(KubeletConfig, AmiFamily, EphemeralStorage), Arc<AllocatableTable>>,
     /// Per instance type, its extended resources as first computed: shared by every
     /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
     extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
@@ -59,7 +62,7 @@ impl TypeTable {
     }
 }
 
-/// The allocatable of every catalog type under one (kubelet, AMI family, root volume),
+/// The allocatable of every catalog type under one (kubelet, AMI family, ephemeral storage),
 /// each computed the first time something reads it: a NodePool restricted to a few
 /// families never pays for the other types, and most lint runs stop at the first type
 /// that fits.
@@ -67,7 +70,7 @@ impl TypeTable {
 pub struct AllocatableTable {
     kubelet: KubeletConfig,
     family: AmiFamily,
-    root: Option<Quantity>,
+    storage: EphemeralStorage,
     /// Boxed: a cell no pool reads costs 16 bytes, not the 80 of an [`Allocatable`], and a
     /// run with a node class per team has a table per node class.
     cells: Vec<OnceLock<Box<Allocatable>>>,
@@ -78,12 +81,12 @@ impl AllocatableTable {
     /// The allocatable of catalog type `i` (`it`).
     fn get(&self, i: usize, it: &InstanceType) -> &Allocatable {
         self.cells[i].get_or_init(|| {
-            let mut full = allocatable::allocatable_with_root_volume(
+            let mut full = allocatable::allocatable_with_ephemeral_volume(
                 it,
                 &self.kubelet,
                 self.family,
                 allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
-                self.root,
+                Some(self.storage.capacity(it)),
             );
             let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
             let first = self.extended[i].get_or_init(|| Arc::new(full.clone()));
@@ -108,9 +111,7 @@ impl AllocatableTable {
                 i64::try_from(allocatable::pods(it, &self.kubelet, self.family))
                     .unwrap_or(i64::MAX),
             )),
-            "ephemeral-storage" => {
-                Some(self.root.unwrap_or(self.family.default_ephemeral_volume()))
-            }
+            "ephemeral-storage" => Some(self.storage.capacity(it)),
             _ => it.capacity.get(resource),
         }
     }
@@ -120,8 +121,20 @@ impl AllocatableTable {
     fn shape(&self, it: &InstanceType) -> (ResourceList, allocatable::Overhead) {
         let percent = allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT;
         (
-            allocatable::capacity(it, &self.kubelet, self.family, percent, self.root),
-            allocatable::overhead(it, &self.kubelet, self.family, percent, self.root),
+            allocatable::capacity(
+                it,
+                &self.kubelet,
+                self.family,
+                percent,
+                Some(self.storage.capacity(it)),
+            ),
+            allocatable::overhead(
+                it,
+                &self.kubelet,
+                self.family,
+                percent,
+                Some(self.storage.capacity(it)),
+            ),
         )
     }
 }
@@ -181,9 +194,9 @@ impl TypeRequirementCache {
         catalog: &Catalog,
         kubelet: &KubeletConfig,
         family: AmiFamily,
-        root: Option<Quantity>,
+        storage: EphemeralStorage,
     ) -> Arc<AllocatableTable> {
-        let key = (kubelet.clone(), family, root);
+        let key = (kubelet.clone(), family, storage);
         if let Some(hit) = self.allocatable.get(&key) {
             return hit.clone();
         }
@@ -194,7 +207,7 @@ impl TypeRequirementCache {
         let table = Arc::new(AllocatableTable {
             kubelet: kubelet.clone(),
             family,
-            root,
+            storage,
             cells: catalog.iter().map(|_| OnceLock::new()).collect(),
             extended,
         });
@@ -256,7 +269,7 @@ pub struct Pool<'a, 'c> {
     type_requirements: Arc<TypeTable>,
     /// Allocatable of every catalog type, shared by pools of the same node configuration.
     allocatable: Arc<AllocatableTable>,
-    /// Whether the node class (kubelet, AMI family, root volume) was found; when not,
+    /// Whether the node class (kubelet, AMI family, block devices) was found; when not,
     /// defaults are assumed and ephemeral-storage is not checked.
     pub node_class_known: bool,
     pub family: AmiFamily,
@@ -435,7 +448,7 @@ impl<'a, 'c> Pool<'a, 'c> {
         let nc = node_class(index, obj, np);
         let kubelet = kubelet_config(np.kubelet.as_ref().or(nc.and_then(|c| c.kubelet.as_ref())));
         let family = Self::ami_family(nc, flavor);
-        let root_volume = Self::root_volume_size(nc);
+        let storage = Self::ephemeral_storage(nc, family);
 
         let (type_reqs, allocs) = {
             // A poisoned lock only means another pool's set-up panicked; the tables are
@@ -443,7 +456,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
             (
                 c.get(catalog, flavor, family),
-                c.allocatable(catalog, &kubelet, family, root_volume),
+                c.allocatable(catalog, &kubelet, family, storage),
             )
         };
         let type_ids = type_reqs.allowing(&reqs);
@@ -560,20 +573,34 @@ impl<'a, 'c> Pool<'a, 'c> {
         })
     }
 
-    /// The root volume's size: the block device mapping marked `rootVolume`, or `/dev/xvda`.
-    fn root_volume_size(nc: Option<&crate::model::karpenter::NodeClass>) -> Option<Quantity> {
-        nc.and_then(|c| {
-            c.block_device_mappings
-                .iter()
-                .find(|b| {
-                    b.root_volume.as_ref().is_some_and(|r| r.value)
-                        || b.device_name
-                            .as_ref()
-                            .is_some_and(|d| d.value == "/dev/xvda")
-                })
-                .and_then(|b| b.ebs.as_ref()?.volume_size.as_ref())
-                .and_then(|s| Quantity::parse(s.value.as_str()).ok())
-        })
+    /// What backs ephemeral-storage on the node class's nodes (see [`ephemeral`]): its
+    /// `blockDeviceMappings` and `instanceStorePolicy` under `family`. A volume size that is
+    /// not a valid quantity counts as unset (the CRD would have rejected it).
+    fn ephemeral_storage(
+        nc: Option<&crate::model::karpenter::NodeClass>,
+        family: AmiFamily,
+    ) -> EphemeralStorage {
+        let Some(c) = nc else {
+            return EphemeralStorage::of(family, &[], false);
+        };
+        let mappings: Vec<ephemeral::BlockDeviceMapping> = c
+            .block_device_mappings
+            .iter()
+            .map(|b| ephemeral::BlockDeviceMapping {
+                device_name: b.device_name.as_ref().map(|d| d.value.to_string()),
+                root_volume: b.root_volume.as_ref().is_some_and(|r| r.value),
+                volume_size: b
+                    .ebs
+                    .as_ref()
+                    .and_then(|e| e.volume_size.as_ref())
+                    .and_then(|s| Quantity::parse_non_negative(s.value.as_str()).ok()),
+            })
+            .collect();
+        let raid0 = c
+            .instance_store_policy
+            .as_ref()
+            .is_some_and(|p| p.value == "RAID0");
+        EphemeralStorage::of(family, &mappings, raid0)
     }
 
     /// Instance types the NodePool requirements allow, in catalog order.

@@ -67,6 +67,12 @@ pub(super) fn not_enough_resources(largest: &LargestType, nodepool: &str) -> Adv
         format!(
             "no instance type NodePool \"{nodepool}\" allows offers `{resource}`; add a NodePool whose requirements allow types that have it (e.g. a GPU family for nvidia.com/gpu)"
         )
+    } else if resource == "ephemeral-storage" {
+        // The EC2NodeClass sizes it, not the instance type (aws `types.go` `ephemeralStorage`).
+        format!(
+            "NodePool \"{nodepool}\"'s EC2NodeClass gives its nodes at most {} ephemeral-storage allocatable, whatever the instance type; lower the request, enlarge the volume behind it (the `rootVolume: true` blockDeviceMapping, else /dev/xvdb on Bottlerocket, /dev/xvda on AL2023), or set `instanceStorePolicy: RAID0` and allow instance-store types",
+            largest.allocatable.display_for(resource),
+        )
     } else {
         let daemonsets = if largest.daemonset_overhead.is_zero() {
             String::new()
