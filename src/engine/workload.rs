@@ -14,6 +14,7 @@ use super::sources::{self, ParsedFile};
 use super::{LintOptions, ReadError};
 use crate::facts::WorkloadFacts;
 use crate::karpenter::cluster;
+use crate::karpenter::scheduler::PendingWorkload;
 use crate::karpenter::sim::Simulator;
 use crate::model::Object;
 use crate::parse::Part;
@@ -35,6 +36,8 @@ pub(super) struct Checked {
     pub facts: Vec<WorkloadFacts>,
     /// `karplint plan` rows, keyed by the object's place in the run's order.
     pub rows: Vec<((usize, usize, usize), plan::PlanRow)>,
+    /// With the rows: each planned workload's pods, for the batch the run phase schedules.
+    pub pending: Vec<((usize, usize, usize), PendingWorkload)>,
     /// A linted workload runs only outside Karpenter, and the run knows no static capacity.
     pub static_only: bool,
 }
@@ -49,8 +52,12 @@ impl Checked {
         self.facts
             .extend(WorkloadFacts::of(o, placed.verdict(), cx.index));
         if plan && let (Some(sim), Some(_)) = (&cx.sim, placed.verdict()) {
-            self.rows
-                .extend(plan_row(o, sim).map(|row| (crate::facts::order(o), row)));
+            let key = crate::facts::order(o);
+            self.rows.extend(plan_row(o, sim).map(|row| (key, row)));
+            let pods = o
+                .workload()
+                .and_then(|w| PendingWorkload::new(o, w.pod_spec()?, w.replica_count()));
+            self.pending.extend(pods.map(|p| (key, p)));
         }
         if !self.static_only && !o.context && !cx.cluster.has_static_capacity() {
             self.static_only = (o.workload().and_then(|w| w.pod_spec()))
@@ -62,6 +69,7 @@ impl Checked {
         self.findings.merge(other.findings);
         self.facts.extend(other.facts);
         self.rows.extend(other.rows);
+        self.pending.extend(other.pending);
         self.static_only |= other.static_only;
         self
     }

@@ -13,6 +13,7 @@ pub(crate) mod memo;
 pub(crate) mod pod;
 pub(crate) mod pool;
 pub(crate) mod requirements;
+pub(crate) mod scheduler;
 pub(crate) mod sim;
 pub(crate) mod taints;
 pub(crate) mod topology;

@@ -29,6 +29,42 @@ pub struct Attempt {
     pub tolerates_prefer_no_schedule: bool,
 }
 
+/// A host port a pod binds on its node (core `pkg/scheduling/hostportusage.go`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    pub ip: String,
+    pub port: i64,
+    pub protocol: String,
+}
+
+impl HostPort {
+    /// Two bindings clash when protocol and port are equal and the addresses are equal or
+    /// either is unspecified (`HostPort.Matches`).
+    pub fn matches(&self, other: &HostPort) -> bool {
+        let unspecified = |ip: &str| ip == "0.0.0.0" || ip == "::";
+        self.protocol == other.protocol
+            && self.port == other.port
+            && (self.ip == other.ip || unspecified(&self.ip) || unspecified(&other.ip))
+    }
+}
+
+/// The host ports of the pod's containers (not init containers), with Kubernetes'
+/// defaults: address `0.0.0.0`, protocol TCP (`GetHostPorts`).
+pub fn host_ports(spec: &PodSpec) -> Vec<HostPort> {
+    spec.containers
+        .iter()
+        .flat_map(|c| c.ports.iter())
+        .filter_map(|p| {
+            let port = p.host_port.filter(|p| *p != 0)?;
+            Some(HostPort {
+                ip: p.host_ip.as_deref().unwrap_or("0.0.0.0").to_string(),
+                port,
+                protocol: p.protocol.as_deref().unwrap_or("TCP").to_string(),
+            })
+        })
+        .collect()
+}
+
 /// Why Karpenter refuses to consider a pod at all (SPEC §2.3).
 #[derive(Debug, Clone)]
 pub enum Ignored {

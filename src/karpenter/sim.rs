@@ -9,7 +9,7 @@
 //! it; rules decide what to advise, and this module knows nothing of them.
 
 use super::catalog::Catalog;
-use super::pod::{self, Attempt, Ignored, Requests};
+use super::pod::{self, Attempt, HostPort, Ignored, Requests};
 use super::pool::{Pool, PoolType};
 use super::requirements::{IncompatibleError, Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
@@ -84,6 +84,9 @@ pub enum Failure {
     /// `NoCompatibleInstanceTypes`). It is missing from the pod's error, and when every
     /// pool is skipped the pod's error is [`NO_NODEPOOL_LEFT`].
     NoCompatibleInstanceTypes { min_values: bool },
+    /// [`Stage::InstanceTypes`]: on every type that would fit, a DaemonSet already binds one
+    /// of the pod's host ports.
+    HostPortTaken { port: HostPort },
     /// [`Stage::Limits`]: every type of the pool has more capacity than a limit (checked
     /// before the pod is tried: `filterByRemainingResources`).
     AllTypesExceedLimits,
@@ -120,6 +123,7 @@ impl Failure {
             Failure::NoTypeMeetsRequirements { .. }
             | Failure::NotEnoughResources { .. }
             | Failure::MinValuesNotMet { .. }
+            | Failure::HostPortTaken { .. }
             | Failure::NoCompatibleInstanceTypes { .. } => Stage::InstanceTypes,
             Failure::AllTypesExceedLimits
             | Failure::NodeLimitsExhausted
@@ -138,7 +142,8 @@ impl Failure {
             Failure::Requirements(_) => 3,
             Failure::NoTypeMeetsRequirements { .. }
             | Failure::NotEnoughResources { .. }
-            | Failure::MinValuesNotMet { .. } => 4,
+            | Failure::MinValuesNotMet { .. }
+            | Failure::HostPortTaken { .. } => 4,
             Failure::ReplicasExceedLimit { .. } => 5,
         }
     }
@@ -155,9 +160,9 @@ impl Failure {
         match self {
             Failure::Taint { .. } => "taint",
             Failure::Requirements(_) => "requirements",
-            Failure::NoTypeMeetsRequirements { .. } | Failure::NotEnoughResources { .. } => {
-                "resources"
-            }
+            Failure::NoTypeMeetsRequirements { .. }
+            | Failure::NotEnoughResources { .. }
+            | Failure::HostPortTaken { .. } => "resources",
             Failure::MinValuesNotMet { .. } => "min-values",
             Failure::NoCompatibleInstanceTypes { .. } => "no-nodepool",
             Failure::AllTypesExceedLimits
@@ -200,6 +205,10 @@ impl Failure {
                 "minValues requirement is not met for label(s) (label(s)=[{}]), requirements={requirements}, resources={}",
                 keys.join(" "),
                 requests.to_json_string()
+            ),
+            Failure::HostPortTaken { port } => format!(
+                "no instance type met the scheduling requirements or had enough resources or had a required offering (a DaemonSet binds host port {}/{} on every type that fits)",
+                port.port, port.protocol
             ),
             Failure::NoCompatibleInstanceTypes { min_values: false } => {
                 "NodePool requirements filtered out all compatible available instance types"
@@ -307,10 +316,14 @@ pub(super) type ReachLists = std::sync::Arc<(Vec<usize>, Vec<usize>)>;
 struct PoolOverhead {
     always: ResourceList,
     by_type: Vec<(Requirements, ResourceList)>,
+    /// The DaemonSets' host ports, each with the DaemonSet's requirements (empty: every
+    /// type).
+    ports: Vec<(Requirements, HostPort)>,
 }
 
 struct DaemonSetPod<'a> {
     attempt: Attempt,
+    host_ports: Vec<HostPort>,
     tolerations: Vec<Toleration>,
     requests: ResourceList,
     _obj: &'a Object,
@@ -325,7 +338,13 @@ pub fn known_resource(name: &str) -> bool {
 
 /// A type whose capacity exceeds any of the pool's limits is never launched (§6.5).
 fn within_limits(pool: &Pool, t: &PoolType) -> bool {
-    pool.limits
+    within(&pool.limits, t)
+}
+
+/// `t`'s capacity is within `remaining` for every limited resource but `nodes`
+/// (`filterByRemainingResources`).
+pub(super) fn within(remaining: &ResourceList, t: &PoolType) -> bool {
+    remaining
         .iter()
         .all(|(k, lim)| k == "nodes" || t.capacity_of(k).is_none_or(|c| c <= lim))
 }
@@ -334,7 +353,7 @@ fn within_limits(pool: &Pool, t: &PoolType) -> bool {
 /// values the requirement allows among the types' labels (core `InstanceTypes.
 /// SatisfiesMinValues`). Keys no type carries as a label (zone, capacity type: offerings
 /// karplint does not see) are not judged.
-fn unmet_min_values(requirements: &Requirements, types: &[PoolType]) -> Vec<String> {
+pub(super) fn unmet_min_values(requirements: &Requirements, types: &[PoolType]) -> Vec<String> {
     let mut unmet = Vec::new();
     for r in requirements.iter() {
         let Some(min) = r.min_values() else { continue };
@@ -407,7 +426,7 @@ fn fits_with(
 /// The first taint of `taints` the `tolerations` do not tolerate. PreferNoSchedule taints
 /// count unless `prefer_no_schedule_tolerated`: a pod must tolerate them until Karpenter's
 /// last relaxation (§3.4), a DaemonSet never (§6.4).
-fn first_untolerated(
+pub(super) fn first_untolerated(
     tolerations: &[Toleration],
     taints: &[(Taint, Span)],
     prefer_no_schedule_tolerated: bool,
@@ -440,6 +459,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 let attempt = pod::attempts(o, spec).ok()?.pop()?;
                 Some(DaemonSetPod {
                     attempt,
+                    host_ports: pod::host_ports(spec),
                     tolerations: pod::tolerations(spec),
                     requests: pod::requests(o, spec).total,
                     _obj: o,
@@ -460,6 +480,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
                             .compatible_with_ok(&ds.attempt.requirements, pool.flavor)
                     {
                         continue;
+                    }
+                    for port in &ds.host_ports {
+                        o.ports
+                            .push((ds.attempt.requirements.clone(), port.clone()));
                     }
                     if ds.attempt.requirements.is_empty() {
                         o.always.add(&ds.requests);
@@ -506,6 +530,52 @@ impl<'a, 'c> Simulator<'a, 'c> {
         Cow::Owned(total)
     }
 
+    /// What Karpenter decided of pool `i` before any pod ([`gate`]).
+    pub(super) fn gate(&self, i: usize) -> Option<&Failure> {
+        self.gates[i].as_ref()
+    }
+
+    /// Some pool has a `PreferNoSchedule` taint: the last relaxation tolerates them.
+    pub(super) fn tolerates_prefer_no_schedule_last(&self) -> bool {
+        self.prefer_no_schedule
+    }
+
+    /// `requests` plus the DaemonSet overhead fit type `t` of pool `pool`.
+    pub(super) fn fits_on(&self, pool: usize, requests: &ResourceList, t: &PoolType) -> bool {
+        fits_with(
+            requests,
+            &self.daemon_overhead(pool, t.requirements),
+            t.allocatable(),
+        )
+    }
+
+    /// The stages of `NodeClaim.CanAdd` for a new NodeClaim of pool `i` (taints,
+    /// requirements, instance types with `minValues`): the types that take the pod.
+    pub(super) fn new_claim_types<'p>(
+        &'p self,
+        i: usize,
+        pod: &PodData,
+    ) -> Result<Vec<PoolType<'p, 'c>>, Box<Failure>> {
+        self.taints(i, pod)?;
+        self.requirements(i, pod)?;
+        self.instance_types(i, pod)
+    }
+
+    /// Whether a DaemonSet on type `type_reqs` of pool `pool` binds one of `ports`: the
+    /// type's DaemonSet group then cannot take the pod (`HostPortUsage.Conflicts` in
+    /// `filterInstanceTypesByRequirements`).
+    pub(super) fn daemon_port_taken(
+        &self,
+        pool: usize,
+        type_reqs: TypeRow,
+        ports: &[HostPort],
+    ) -> Option<HostPort> {
+        self.overheads[pool].ports.iter().find_map(|(reqs, taken)| {
+            let on_type = reqs.is_empty() || type_reqs.intersects_ok(reqs);
+            (on_type && ports.iter().any(|p| p.matches(taken))).then(|| taken.clone())
+        })
+    }
+
     /// What Karpenter would do with the pod template of `obj`.
     /// `exhaustive` counts every fitting instance type (for `plan`); otherwise the first
     /// one that fits settles where the pod goes.
@@ -533,6 +603,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         let tolerations = pod::tolerations(spec);
         let requests = pod::requests(obj, spec);
+        let host_ports = pod::host_ports(spec);
         // Point at the pod's tolerations when it has some: that is where one is missing.
         let tolerations_span = spec
             .tolerations
@@ -543,16 +614,21 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // are judged once per attempt. The memo lives for this call only, so memory does not
         // grow with the number of distinct pods in the run.
         let memo = OutcomeMemo::default();
+        let replicas_span = (obj.workload())
+            .and_then(|w| w.replicas.as_ref())
+            .map(|r| obj.span(r));
         let mut last = Vec::new();
         for (k, attempt) in attempts.iter().enumerate() {
             let pod = PodData {
-                obj,
+                replicas_span,
                 attempt,
                 tolerations: &tolerations,
                 tolerations_span,
                 requests: &requests,
+                host_ports: &host_ports,
                 replicas,
                 exhaustive,
+                remaining: None,
                 id: 2 * k,
                 memo: &memo,
             };
@@ -664,6 +740,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 )
             }
             Failure::NoCompatibleInstanceTypes { .. } => (pool.name_span(), None),
+            Failure::HostPortTaken { .. } => (pool.name_span(), None),
             Failure::NodeLimitsExhausted => (limit_span("nodes"), None),
             Failure::NotEnoughResources {
                 requirements,
@@ -679,10 +756,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 (limit_span(k), None)
             }
             Failure::ReplicasExceedLimit { resource, .. } => {
-                let replicas_span = (pod.obj.workload())
-                    .and_then(|w| w.replicas.as_ref())
-                    .map(|r| pod.obj.span(r));
-                (limit_span(resource), replicas_span)
+                (limit_span(resource), pod.replicas_span)
             }
         };
         PoolFailure::new(i, failure, pool_span, pod_span)
@@ -743,11 +817,19 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // `minValues` counts every fitting type; otherwise the first one settles the verdict
         // (only `plan` wants them all counted).
         let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
+        let mut port_taken = None;
         for t in pool.types() {
             // Types over a limit were filtered out before the pod was tried.
-            if !within_limits(pool, &t)
+            let limits = pod.remaining.unwrap_or(&pool.limits);
+            if !within(limits, &t)
                 || (!pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs))
             {
+                continue;
+            }
+            if !pod.host_ports.is_empty()
+                && let Some(port) = self.daemon_port_taken(i, t.requirements, pod.host_ports)
+            {
+                port_taken.get_or_insert(port);
                 continue;
             }
             let overhead = self.daemon_overhead(i, t.requirements);
@@ -787,6 +869,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
             return Ok(fitting);
         }
         let requirements = Requirements::new();
+        if let (None, Some(port)) = (&largest, port_taken) {
+            return Err(Box::new(Failure::HostPortTaken { port }));
+        }
         // Every type that met the requirements either fits or competed for `largest`.
         let Some((t, overhead)) = largest else {
             return Err(Box::new(Failure::NoTypeMeetsRequirements { requirements }));
@@ -818,7 +903,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// The requests the instance-type stage judges: without extended resources a
     /// NodeOverlay may provide, and without ephemeral-storage when the root volume size is
     /// unknown.
-    fn judged_requests(&self, pool: &Pool, total: &ResourceList) -> ResourceList {
+    pub(super) fn judged_requests(&self, pool: &Pool, total: &ResourceList) -> ResourceList {
         let mut needed = total.clone();
         let unknown: Vec<String> = needed
             .iter()
@@ -870,25 +955,31 @@ impl<'a, 'c> Simulator<'a, 'c> {
 type Outcome = Result<Placement, Box<Failure>>;
 
 /// Outcomes of one [`Simulator::schedule`] call by (pod variant, pool template).
-type OutcomeMemo = std::cell::RefCell<HashMap<(usize, usize), Outcome>>;
+pub(super) type OutcomeMemo = std::cell::RefCell<HashMap<(usize, usize), Outcome>>;
 
 /// The pod template as every stage reads it, for one requirement attempt (Karpenter's
 /// `PodData`).
 #[derive(Clone, Copy)]
-struct PodData<'p> {
-    obj: &'p Object,
-    attempt: &'p Attempt,
-    tolerations: &'p [Toleration],
+pub(super) struct PodData<'p> {
+    /// The workload's `replicas`, where the limit stage points.
+    pub(super) replicas_span: Option<Span>,
+    pub(super) attempt: &'p Attempt,
+    pub(super) tolerations: &'p [Toleration],
     /// The pod's first toleration, where a missing one would go.
-    tolerations_span: Option<Span>,
-    requests: &'p Requests,
-    replicas: i64,
+    pub(super) tolerations_span: Option<Span>,
+    pub(super) requests: &'p Requests,
+    /// The pod's host ports.
+    pub(super) host_ports: &'p [HostPort],
+    pub(super) replicas: i64,
     /// Count every fitting instance type (for `plan`).
-    exhaustive: bool,
+    pub(super) exhaustive: bool,
+    /// What is left of the pool's limits in a batch ([`super::scheduler`]); `None`: the
+    /// limits themselves.
+    pub(super) remaining: Option<&'p ResourceList>,
     /// The pod's variant in [`PodData::memo`]: twice the attempt's number, plus one for the
     /// attempt with every taint tolerated.
-    id: usize,
-    memo: &'p OutcomeMemo,
+    pub(super) id: usize,
+    pub(super) memo: &'p OutcomeMemo,
 }
 
 impl PoolFailure {

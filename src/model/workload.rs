@@ -68,6 +68,20 @@ pub struct Container {
     /// [`crate::facts::WorkloadFacts::env_values`].
     #[serde(deserialize_with = "super::de::env_vars")]
     pub env: Box<[EnvVar]>,
+    /// Only the ports' host side: Karpenter keeps two pods that bind one host port off one
+    /// node.
+    #[serde(deserialize_with = "super::de::list")]
+    pub ports: Box<[ContainerPort]>,
+}
+
+/// A container port, as far as the node is concerned.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerPort {
+    pub host_port: Option<i64>,
+    #[serde(rename = "hostIP")]
+    pub host_ip: Option<Str>,
+    pub protocol: Option<Str>,
 }
 
 /// A container environment variable (`valueFrom` is not read; no rule points at one, so

@@ -5,6 +5,7 @@
 use super::escape;
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
+use crate::karpenter::scheduler::{self, PendingWorkload, PodOutcome};
 use crate::karpenter::sim::{NO_NODEPOOL_LEFT, PoolFailure, Simulator, Verdict};
 use crate::model::Object;
 use serde::Serialize;
@@ -25,6 +26,21 @@ pub struct PlanRow {
     /// When pending: why each NodePool refused the pod, in the order Karpenter tries them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<PoolRefusal>,
+    /// Each replica as Karpenter places the run's pending pods in one batch (they may
+    /// differ from the row: replicas share NodeClaims and the pools' limits).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<PodRow>,
+}
+
+/// One replica of a workload in the batch.
+#[derive(Debug, Clone, Serialize)]
+pub struct PodRow {
+    pub replica: usize,
+    /// `schedules` or `pending`.
+    pub outcome: &'static str,
+    pub nodepool: Option<String>,
+    /// When pending: the kind of the first NodePool's failure, in Karpenter's order.
+    pub kind: Option<&'static str>,
 }
 
 /// One NodePool's refusal of a pending pod.
@@ -61,6 +77,7 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         smallest_type: None,
         reason: None,
         failures: Vec::new(),
+        pods: Vec::new(),
     };
     match verdict {
         Verdict::NotProvisionable => {
@@ -90,6 +107,47 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         }
     }
     Some(row)
+}
+
+/// Places every planned workload's pods in one batch ([`scheduler::solve`]) and gives
+/// each row, matched by key, its replicas' outcomes.
+pub fn add_pods<K: Ord + Copy>(
+    rows: &mut [(K, PlanRow)],
+    pending: Vec<(K, PendingWorkload)>,
+    sim: &Simulator,
+) {
+    let (keys, workloads): (Vec<K>, Vec<PendingWorkload>) = pending.into_iter().unzip();
+    let outcomes = scheduler::solve(sim, &workloads);
+    for (key, pods) in keys.into_iter().zip(outcomes) {
+        let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) else {
+            continue;
+        };
+        rows[at].1.pods = pods
+            .into_iter()
+            .enumerate()
+            .map(|(replica, pod)| pod_row(sim, replica, pod))
+            .collect();
+    }
+}
+
+fn pod_row(sim: &Simulator, replica: usize, pod: PodOutcome) -> PodRow {
+    match pod {
+        PodOutcome::Scheduled { pool } => PodRow {
+            replica,
+            outcome: "schedules",
+            nodepool: Some(sim.pools[pool].name.clone()),
+            kind: None,
+        },
+        PodOutcome::Pending(failures) => {
+            let tried = failures.iter().find(|(_, f)| !f.skips_pool());
+            PodRow {
+                replica,
+                outcome: "pending",
+                nodepool: None,
+                kind: Some(tried.map_or("no-nodepool", |(_, f)| f.kind())),
+            }
+        }
+    }
 }
 
 /// The pod's error as Karpenter composes it: the refusal of every NodePool it tried, in

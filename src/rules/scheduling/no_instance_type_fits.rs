@@ -40,6 +40,17 @@ pub(super) fn min_values_not_met(keys: &[String], nodepool: &str) -> Advice {
     }
 }
 
+/// A DaemonSet binds the pod's host port on every type that would fit.
+pub(super) fn host_port_taken(port: &crate::karpenter::pod::HostPort, nodepool: &str) -> Advice {
+    Advice {
+        label: "a DaemonSet already binds this host port",
+        help: format!(
+            "a DaemonSet runs on every node NodePool \"{nodepool}\" would launch for this pod and binds host port {}/{}; two pods cannot bind one host port on a node, so use another port (or drop hostPort)",
+            port.port, port.protocol
+        ),
+    }
+}
+
 /// The NodePool's own requirements leave no type: Karpenter skips it for every pod.
 pub(super) fn no_compatible_instance_types(min_values: bool, nodepool: &str) -> Advice {
     let why = if min_values {

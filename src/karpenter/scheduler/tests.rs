@@ -1,0 +1,194 @@
+//! The batch, row by row: each case is named after the upstream test it encodes (core
+//! `pkg/controllers/provisioning/suite_test.go` at v1.14.3, unless it says otherwise) and
+//! checked against the built-in catalog.
+
+use super::*;
+use crate::index::Index;
+use crate::karpenter::catalog::Catalog;
+
+const NODE_CLASS: &str =
+    "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}";
+
+/// A NodePool `name` with `spec` at the NodePool level (flow-style fields, may be empty)
+/// and `template` in its template's spec.
+fn pool(name: &str, spec: &str, template: &str) -> String {
+    format!(
+        "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: {name}}}
+spec: {{{spec} template: {{spec: {{{NODE_CLASS}, {template}}}}}}}
+---
+"
+    )
+}
+
+/// A Deployment `name` of `replicas` pods labelled `app: name`, requesting `requests`,
+/// with `pod` among its pod spec's fields.
+fn deployment(name: &str, replicas: i64, requests: &str, pod: &str) -> String {
+    deployment_with(
+        name,
+        replicas,
+        &format!("resources: {{requests: {{{requests}}}}}"),
+        pod,
+    )
+}
+
+/// [`deployment`] with `container` as the container's fields besides name and image.
+fn deployment_with(name: &str, replicas: i64, container: &str, pod: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  replicas: {replicas}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec: {{containers: [{{name: c, image: x, {container}}}], {pod}}}
+---
+"
+    )
+}
+
+/// Each Deployment's pods: the NodePool of each scheduled one, `None` for a pending one.
+fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
+    let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+    let index = Index::new(&objects);
+    let sim = Simulator::new(&index, Catalog::builtin());
+    let workloads: Vec<PendingWorkload> = index
+        .of_kind(Kind::Deployment)
+        .map(|o| {
+            let w = o.workload().expect("a workload");
+            PendingWorkload::new(o, w.pod_spec().expect("a pod spec"), w.replica_count())
+                .expect("provisionable")
+        })
+        .collect();
+    solve(&sim, &workloads)
+        .into_iter()
+        .map(|pods| {
+            pods.into_iter()
+                .map(|p| match p {
+                    PodOutcome::Scheduled { pool } => Some(sim.pools[pool].name.clone()),
+                    PodOutcome::Pending(_) => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+const ANTI_HOSTNAME: &str = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}]}}";
+
+#[test]
+fn upstream_batches() {
+    let some = |s: &str| Some(s.to_string());
+    /// (upstream test, manifests, each Deployment's pods' NodePools)
+    type Case = (&'static str, String, Vec<Vec<Option<String>>>);
+    let cases: Vec<Case> = vec![
+        (
+            "should schedule to the nodepool with the highest priority always",
+            format!(
+                "{}{}{}",
+                pool("light", "", "requirements: []"),
+                pool("heavy", "weight: 100,", "requirements: []"),
+                deployment("web", 3, "cpu: 100m", "")
+            ),
+            vec![vec![some("heavy"), some("heavy"), some("heavy")]],
+        ),
+        (
+            "should partially schedule if limits would be exceeded",
+            format!(
+                "{}{}",
+                pool("p", "limits: {cpu: \"3\"},", "requirements: []"),
+                deployment("web", 2, "cpu: 1500m", ANTI_HOSTNAME)
+            ),
+            vec![vec![some("p"), None]],
+        ),
+        (
+            "should schedule if limits would be met",
+            format!(
+                "{}{}",
+                pool("p", "limits: {cpu: \"2\"},", "requirements: []"),
+                deployment("web", 1, "cpu: 1750m", "")
+            ),
+            vec![vec![some("p")]],
+        ),
+        (
+            "should not schedule if limits would be exceeded",
+            format!(
+                "{}{}",
+                pool("p", "limits: {cpu: \"2\"},", "requirements: []"),
+                deployment("web", 1, "cpu: 2100m", "")
+            ),
+            vec![vec![None]],
+        ),
+        (
+            // scheduler.go `add`: in-flight NodeClaims before new ones, whatever the weight.
+            "addToInflightNode: a small pod joins the NodeClaim planned for a bigger one",
+            format!(
+                "{}{}{}{}",
+                pool(
+                    "heavy",
+                    "weight: 90,",
+                    "requirements: [{key: karpenter.k8s.aws/instance-category, operator: In, values: [c]}]"
+                ),
+                pool("light", "weight: 10,", "requirements: []"),
+                deployment(
+                    "big",
+                    1,
+                    "cpu: \"2\", memory: 1Gi",
+                    "nodeSelector: {karpenter.k8s.aws/instance-category: m}"
+                ),
+                deployment("small", 2, "cpu: 100m", "")
+            ),
+            vec![vec![some("light")], vec![some("light"), some("light")]],
+        ),
+        (
+            // scheduling/suite_test.go "Host Ports": two pods binding one host port never
+            // share a node; each gets its own NodeClaim.
+            "should not schedule pods with conflicting host ports on the same node",
+            format!(
+                "{}{}",
+                // The first NodeClaim may launch a 2-vCPU type and spends the whole limit.
+                pool(
+                    "p",
+                    "limits: {cpu: \"2\"},",
+                    "requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Lt, values: [\"3\"]}]"
+                ),
+                deployment_with(
+                    "web",
+                    2,
+                    "ports: [{containerPort: 80, hostPort: 80}], resources: {requests: {cpu: 100m}}",
+                    ""
+                )
+            ),
+            vec![vec![some("p"), None]],
+        ),
+    ];
+    for (upstream, yaml, expected) in cases {
+        assert_eq!(placed(&yaml), expected, "{upstream}");
+    }
+}
+
+/// A DaemonSet that binds the pod's host port on every node of the only pool: the pod never
+/// schedules, with Karpenter's instance-type error ("should account for daemonset
+/// hostports").
+#[test]
+fn should_account_for_daemonset_hostports() {
+    let yaml = format!(
+        "{}{}apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: agent}}
+spec:
+  template:
+    spec: {{containers: [{{name: a, image: x, ports: [{{containerPort: 9100, hostPort: 9100}}]}}]}}
+---
+",
+        pool("p", "", "requirements: []"),
+        deployment_with(
+            "web",
+            1,
+            "ports: [{containerPort: 9100, hostPort: 9100}]",
+            ""
+        )
+    );
+    assert_eq!(placed(&yaml), vec![vec![None]]);
+}
