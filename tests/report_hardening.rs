@@ -188,8 +188,9 @@ fn pending_notes(text: &str) -> (Vec<String>, usize, String) {
 fn pools_failing_the_same_way_are_one_note() {
     let (notes, sarif, human) = pending_notes(&fleet(40, |_| "dedicated".into()));
     assert_eq!(notes.len(), 4, "{notes:#?}");
-    assert!(notes[0].starts_with("NodePool \"pool-000\""), "{notes:#?}");
-    assert!(notes[2].starts_with("NodePool \"pool-002\""), "{notes:#?}");
+    // Equal weights: Karpenter tries them by name, descending (`OrderByWeight`).
+    assert!(notes[0].starts_with("NodePool \"pool-039\""), "{notes:#?}");
+    assert!(notes[2].starts_with("NodePool \"pool-037\""), "{notes:#?}");
     assert_eq!(notes[3], "and 37 more NodePools fail the same way");
     assert_eq!(sarif, 4);
     assert_eq!(human.matches('\u{261e}').count(), 4, "{human}");
@@ -199,7 +200,7 @@ fn pools_failing_the_same_way_are_one_note() {
 fn pools_failing_in_many_ways_are_capped() {
     let (notes, sarif, _) = pending_notes(&fleet(40, |i| format!("dedicated-{i:03}")));
     assert_eq!(notes.len(), 11, "{notes:#?}");
-    assert!(notes[9].starts_with("NodePool \"pool-009\""), "{notes:#?}");
+    assert!(notes[9].starts_with("NodePool \"pool-030\""), "{notes:#?}");
     assert_eq!(notes[10], "and 30 more NodePools fail in other ways");
     assert_eq!(sarif, 11);
 }

@@ -273,6 +273,8 @@ pub struct Pool<'a, 'c> {
     /// defaults are assumed and ephemeral-storage is not checked.
     pub node_class_known: bool,
     pub family: AmiFamily,
+    /// The node class selects capacity reservations: `reserved` offerings may exist.
+    pub reservations: bool,
 }
 
 /// See [`Pool::template_key`]. The shared tables are compared by address: pools that share
@@ -476,6 +478,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             type_requirements: type_reqs,
             allocatable: allocs,
             node_class_known: nc.is_some(),
+            reservations: nc.is_some_and(|c| c.capacity_reservation_selector_terms.is_some()),
             family,
         }
     }

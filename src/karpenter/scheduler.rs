@@ -221,6 +221,9 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         }
         let mut requirements = claim.requirements.clone();
         requirements.add_all(&attempt.requirements);
+        if !self.sim.has_offering(pool, &requirements) {
+            return None;
+        }
         let mut requests = claim.requests.clone();
         requests.add(&self.sim.judged_requests(pool, &pod.requests.total));
         let types: Vec<PoolType> = claim

@@ -5,7 +5,7 @@
 //! ≤ allocatable), limits — for each requirement attempt of the pod's relaxation (§3.4).
 //! Each stage is one function below, in that order. When no pool takes the pod, the verdict
 //! keeps every pool's [`Failure`], ordered so the closest pool (the one that got furthest,
-//! then by weight and name) comes first. A failure is data plus Karpenter's own wording of
+//! then in the order Karpenter tries pools) comes first. A failure is data plus Karpenter's own wording of
 //! it; rules decide what to advise, and this module knows nothing of them.
 
 use super::catalog::Catalog;
@@ -84,6 +84,13 @@ pub enum Failure {
     /// `NoCompatibleInstanceTypes`). It is missing from the pod's error, and when every
     /// pool is skipped the pod's error is [`NO_NODEPOOL_LEFT`].
     NoCompatibleInstanceTypes { min_values: bool },
+    /// [`Stage::InstanceTypes`]: the pod's requirements with the pool's allow no offering (a
+    /// zone of the cluster, a capacity type the node class offers).
+    NoRequiredOffering {
+        /// The pool's requirements with the pod's added.
+        requirements: Requirements,
+        requests: ResourceList,
+    },
     /// [`Stage::InstanceTypes`]: on every type that would fit, a DaemonSet already binds one
     /// of the pod's host ports.
     HostPortTaken { port: HostPort },
@@ -124,6 +131,7 @@ impl Failure {
             | Failure::NotEnoughResources { .. }
             | Failure::MinValuesNotMet { .. }
             | Failure::HostPortTaken { .. }
+            | Failure::NoRequiredOffering { .. }
             | Failure::NoCompatibleInstanceTypes { .. } => Stage::InstanceTypes,
             Failure::AllTypesExceedLimits
             | Failure::NodeLimitsExhausted
@@ -143,7 +151,8 @@ impl Failure {
             Failure::NoTypeMeetsRequirements { .. }
             | Failure::NotEnoughResources { .. }
             | Failure::MinValuesNotMet { .. }
-            | Failure::HostPortTaken { .. } => 4,
+            | Failure::HostPortTaken { .. }
+            | Failure::NoRequiredOffering { .. } => 4,
             Failure::ReplicasExceedLimit { .. } => 5,
         }
     }
@@ -162,7 +171,8 @@ impl Failure {
             Failure::Requirements(_) => "requirements",
             Failure::NoTypeMeetsRequirements { .. }
             | Failure::NotEnoughResources { .. }
-            | Failure::HostPortTaken { .. } => "resources",
+            | Failure::HostPortTaken { .. }
+            | Failure::NoRequiredOffering { .. } => "resources",
             Failure::MinValuesNotMet { .. } => "min-values",
             Failure::NoCompatibleInstanceTypes { .. } => "no-nodepool",
             Failure::AllTypesExceedLimits
@@ -204,6 +214,13 @@ impl Failure {
             } => format!(
                 "minValues requirement is not met for label(s) (label(s)=[{}]), requirements={requirements}, resources={}",
                 keys.join(" "),
+                requests.to_json_string()
+            ),
+            Failure::NoRequiredOffering {
+                requirements,
+                requests,
+            } => format!(
+                "no instance type has the required offering, requirements={requirements}, resources={}",
                 requests.to_json_string()
             ),
             Failure::HostPortTaken { port } => format!(
@@ -249,6 +266,9 @@ impl Failure {
                 "minValues requirement is not met for label(s) (label(s)=[{}])",
                 keys.join(" ")
             ),
+            Failure::NoRequiredOffering { .. } => {
+                "no instance type has the required offering".to_string()
+            }
             _ => self.karpenter_message(nodepool),
         }
     }
@@ -299,6 +319,8 @@ pub struct Simulator<'a, 'c> {
     gates: Vec<Option<Failure>>,
     /// Some pool has a `PreferNoSchedule` taint: Karpenter's last relaxation tolerates them.
     prefer_no_schedule: bool,
+    /// The cluster's zones, where every type is offered; empty when unknown (any zone).
+    zones: Vec<String>,
     /// Per pool: the number of its template, shared by pools whose stages read the same
     /// ([`Pool::template_key`] and DaemonSet overhead).
     template_of: Vec<usize>,
@@ -451,7 +473,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .par_iter()
             .filter_map(|o| Some(Pool::new(o, o.nodepool()?, index, catalog, &cache)))
             .collect();
-        pools.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
+        // Karpenter's order (`nodepoolutils.OrderByWeight`): heaviest first, equal weights
+        // by name, descending.
+        pools.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| b.name.cmp(&a.name)));
         let daemonsets: Vec<DaemonSetPod> = index
             .of_kind(Kind::DaemonSet)
             .filter_map(|o| {
@@ -502,17 +526,20 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 .iter()
                 .any(|(t, _)| t.effect == Effect::PreferNoSchedule)
         });
-        Simulator {
+        let mut sim = Simulator {
             pools,
             gates,
             prefer_no_schedule,
+            zones: Vec::new(),
             overheads,
             overlays_present,
             reach_memo: Default::default(),
             domain_memo: Default::default(),
             template_of,
             evaluations: Default::default(),
-        }
+        };
+        sim.close_pools_without_offerings();
+        sim
     }
 
     /// DaemonSet overhead on one instance type of a pool (§6.4).
@@ -528,6 +555,43 @@ impl<'a, 'c> Simulator<'a, 'c> {
             }
         }
         Cow::Owned(total)
+    }
+
+    /// The simulator for a cluster in `zones` (every type is offered in each): a pool or pod
+    /// that allows none of them has no offering. Pools whose own requirements allow no
+    /// offering are skipped, as Karpenter skips them.
+    pub fn with_zones(mut self, zones: &[String]) -> Self {
+        self.zones = zones.to_vec();
+        self.close_pools_without_offerings();
+        self
+    }
+
+    /// Pools whose own requirements allow no offering are skipped, as Karpenter skips them.
+    fn close_pools_without_offerings(&mut self) {
+        for (i, pool) in self.pools.iter().enumerate() {
+            if self.gates[i].is_none() && !self.has_offering(pool, &pool.requirements) {
+                self.gates[i] = Some(Failure::NoCompatibleInstanceTypes { min_values: false });
+            }
+        }
+    }
+
+    /// Some offering of pool `pool` is compatible with `reqs`: a capacity type it offers
+    /// (`on-demand`, `spot`, and `reserved` when its node class selects reservations) and,
+    /// when the cluster's zones are known, one of them (`fits` → `IsCompatible` on the
+    /// offering's requirements).
+    pub(super) fn has_offering(&self, pool: &Pool, reqs: &Requirements) -> bool {
+        let allows = |key: &str, value: &str| reqs.get(key).is_none_or(|r| r.has(value));
+        let reserved = pool.reservations.then_some("reserved");
+        let capacity = ["on-demand", "spot"]
+            .into_iter()
+            .chain(reserved)
+            .any(|ct| allows(super::requirements::LABEL_CAPACITY_TYPE, ct));
+        let zone = self.zones.is_empty()
+            || self
+                .zones
+                .iter()
+                .any(|z| allows(super::requirements::LABEL_ZONE, z));
+        capacity && zone
     }
 
     /// What Karpenter decided of pool `i` before any pod ([`gate`]).
@@ -645,8 +709,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             b.failure
                 .progress()
                 .cmp(&a.failure.progress())
-                .then_with(|| self.pools[b.pool].weight.cmp(&self.pools[a.pool].weight))
-                .then_with(|| self.pools[a.pool].name.cmp(&self.pools[b.pool].name))
+                .then_with(|| a.pool.cmp(&b.pool))
         });
         Verdict::Pending(last)
     }
@@ -741,6 +804,20 @@ impl<'a, 'c> Simulator<'a, 'c> {
             }
             Failure::NoCompatibleInstanceTypes { .. } => (pool.name_span(), None),
             Failure::HostPortTaken { .. } => (pool.name_span(), None),
+            Failure::NoRequiredOffering { requirements, .. } => {
+                *requirements = with_pod();
+                let key = [
+                    super::requirements::LABEL_ZONE,
+                    super::requirements::LABEL_CAPACITY_TYPE,
+                ]
+                .into_iter()
+                .find(|k| pod.attempt.spans.contains_key(*k))
+                .unwrap_or(super::requirements::LABEL_ZONE);
+                (
+                    pool.requirement_span(key),
+                    pod.attempt.spans.get(key).copied(),
+                )
+            }
             Failure::NodeLimitsExhausted => (limit_span("nodes"), None),
             Failure::NotEnoughResources {
                 requirements,
@@ -817,6 +894,16 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // `minValues` counts every fitting type; otherwise the first one settles the verdict
         // (only `plan` wants them all counted).
         let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
+        if !pod_reqs.is_empty() {
+            let mut with_pod = pool.requirements.clone();
+            with_pod.add_all(pod_reqs);
+            if !self.has_offering(pool, &with_pod) {
+                return Err(Box::new(Failure::NoRequiredOffering {
+                    requirements: Requirements::new(),
+                    requests: pod.requests.total.clone(),
+                }));
+            }
+        }
         let mut port_taken = None;
         for t in pool.types() {
             // Types over a limit were filtered out before the pod was tried.

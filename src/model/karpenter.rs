@@ -229,6 +229,8 @@ pub struct NodeClass {
     #[serde(deserialize_with = "super::de::list")]
     pub block_device_mappings: Box<[BlockDeviceMapping]>,
     pub instance_store_policy: Option<Spanned<Str>>,
+    /// Only whether it is there: with it, `reserved` offerings may exist.
+    pub capacity_reservation_selector_terms: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

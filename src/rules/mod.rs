@@ -236,13 +236,13 @@ impl<'a, 'c> Context<'a, 'c> {
     /// Builds the facts every rule shares: the simulator (when there are NodePools) and the
     /// capacity outside Karpenter, with `stated` (the config's `cluster:`) merged in.
     pub fn new(index: &'a Index<'a>, catalog: &'c Catalog, stated: &ClusterFacts) -> Self {
+        let mut cluster = ClusterFacts::from_index(index);
+        cluster.merge(stated);
         let sim = index
             .nodepools()
             .next()
             .is_some()
-            .then(|| Simulator::new(index, catalog));
-        let mut cluster = ClusterFacts::from_index(index);
-        cluster.merge(stated);
+            .then(|| Simulator::new(index, catalog).with_zones(&cluster.zones));
         Context {
             index,
             sim,

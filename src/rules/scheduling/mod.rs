@@ -53,6 +53,7 @@ fn advice(failure: &Failure, nodepool: &str) -> Advice {
         Failure::MinValuesNotMet { keys, .. } => {
             no_instance_type_fits::min_values_not_met(keys, nodepool)
         }
+        Failure::NoRequiredOffering { .. } => no_instance_type_fits::no_required_offering(nodepool),
         Failure::HostPortTaken { port } => no_instance_type_fits::host_port_taken(port, nodepool),
         Failure::NoCompatibleInstanceTypes { min_values } => {
             no_instance_type_fits::no_compatible_instance_types(*min_values, nodepool)

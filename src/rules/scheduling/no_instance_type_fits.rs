@@ -40,6 +40,16 @@ pub(super) fn min_values_not_met(keys: &[String], nodepool: &str) -> Advice {
     }
 }
 
+/// The pod's zone or capacity type is one the pool does not offer.
+pub(super) fn no_required_offering(nodepool: &str) -> Advice {
+    Advice {
+        label: "no offering in this zone or capacity type",
+        help: format!(
+            "NodePool \"{nodepool}\" launches in no zone and capacity type this pod allows (zones: the cluster's `cluster.zones`; capacity types: on-demand and spot, reserved only with capacityReservationSelectorTerms); allow one it offers"
+        ),
+    }
+}
+
 /// A DaemonSet binds the pod's host port on every type that would fit.
 pub(super) fn host_port_taken(port: &crate::karpenter::pod::HostPort, nodepool: &str) -> Advice {
     Advice {
