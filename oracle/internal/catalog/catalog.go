@@ -177,9 +177,10 @@ func (it InstanceType) convert(c *Converted) (*cloudprovider.InstanceType, error
 	}, nil
 }
 
-// deriveFromOfferings gives a type karplint exported without a zone, region or
-// capacity-type requirement the one aws computeRequirements would build from the same
-// offerings: zone In [the offerings' zones], capacity-type In [their capacity types],
+// deriveFromOfferings is a fallback for exports without a zone, region or capacity-type
+// requirement (karplint exports all three since its zone-aware `debug instance-types`; a
+// requirement it exports is never touched). It gives such a type the one aws
+// computeRequirements would build from the same offerings: zone In [the offerings' zones], capacity-type In [their capacity types],
 // region In [the zones less their letter]. Without a zone requirement Karpenter's topology
 // finds no zone domains and every zonal spread constraint fails.
 func (it InstanceType) deriveFromOfferings(reqs scheduling.Requirements, c *Converted) {

@@ -134,7 +134,10 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if len(conv.Missing) > 0 || len(conv.Derived) > 0 {
-		s.Conversion = map[string]any{"missingLabels": conv.Missing, "derivedFromOfferings": conv.Derived}
+		s.Conversion = map[string]any{"missingLabels": conv.Missing}
+		if len(conv.Derived) > 0 {
+			s.Conversion["derivedFromOfferings"] = conv.Derived
+		}
 	}
 	t1 := time.Now()
 	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
@@ -295,7 +298,7 @@ func copyDir(src, dst string) error {
 // Summarise prints per-pod agreement, the disagreement classes, timing, and last the
 // scenario agreement line.
 func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
-	agree, pods, podsAgree := 0, 0, 0
+	agree, pods, podsAgree, derived := 0, 0, 0, 0
 	classes := map[string]int{}
 	var totals, karps, lints []time.Duration
 	for _, s := range results {
@@ -304,6 +307,9 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
 		}
 		if s.Error != "" {
 			classes["error: "+firstWords(s.Error)]++
+		}
+		if s.Conversion != nil && s.Conversion["derivedFromOfferings"] != nil {
+			derived++
 		}
 		for _, p := range s.Pods {
 			pods++
@@ -321,6 +327,9 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
 		if !s.Agree {
 			fmt.Fprintf(w, "disagree %s: %s\n", s.Name, describe(s))
 		}
+	}
+	if derived > 0 {
+		fmt.Fprintf(w, "oracle: %d scenarios: karplint's export had no zone, region or capacity-type requirement; the oracle derived them from the offerings\n", derived)
 	}
 	fmt.Fprintf(w, "oracle: %d/%d pods agree\n", podsAgree, pods)
 	type kv struct {

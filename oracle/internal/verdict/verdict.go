@@ -64,12 +64,34 @@ func (p Pod) Kinds() []string {
 	return out
 }
 
+// KindNoNodePool is the kind of Karpenter's error when NewScheduler dropped every NodePool
+// because its own requirements left none of its instance types (scheduler.go:
+// "nodepool requirements filtered out all available instance types"); the error names no
+// NodePool.
+const KindNoNodePool = "no-nodepool"
+
+// Karpenter v1.14.3's wording of the messages whose kind is not found by a phrase shared
+// with other messages.
+const (
+	MsgNoNodePool = "nodepool requirements filtered out all available instance types"
+	// MsgHostPortConflict is pkg/scheduling/hostportusage.go's error; existingnode.go wraps
+	// it as "checking host port usage, ...". Both are only said of existing or in-flight
+	// nodes, never of a new NodeClaim.
+	MsgHostPortConflict = "pod hostport conflicts with existing hostport configuration"
+	MsgHostPortUsage    = "checking host port usage"
+)
+
 // Classify gives the failure kind of one NodePool's Karpenter message. The order of the
 // checks matters where one phrase contains another ("incompatible volume requirements"
-// before "incompatible requirements"). Host ports: Karpenter v1.14.3 says "hostport
-// conflicts" (pkg/scheduling/hostportusage.go) as well as "host port"; a conflict on a new
-// NodeClaim drops the DaemonSet overhead group and surfaces as "no instance type", so it
-// classifies as resources there.
+// before "incompatible requirements").
+//
+// Host ports: a pod whose host port a DaemonSet already holds fails on a new NodeClaim
+// without any host-port wording in v1.14.3. filterInstanceTypesByRequirements
+// (nodeclaim.go) skips every DaemonSet overhead group whose HostPortUsage conflicts with
+// the pod, so no instance type is even looked at and InstanceTypeFilterError says "no
+// instance type met the scheduling requirements or had enough resources or had a required
+// offering": that is classified as Karpenter words it, resources. host-ports is kept for the
+// two messages that do name host ports (MsgHostPortUsage, MsgHostPortConflict).
 func Classify(msg string) string {
 	m := strings.ToLower(msg)
 	switch {
@@ -87,7 +109,9 @@ func Classify(msg string) string {
 		return "limits"
 	case strings.Contains(m, "unsatisfiable topology constraint"):
 		return "topology"
-	case strings.Contains(m, "host port"), strings.Contains(m, "hostport"):
+	case strings.Contains(m, MsgNoNodePool):
+		return KindNoNodePool
+	case strings.Contains(m, MsgHostPortUsage), strings.Contains(m, MsgHostPortConflict):
 		return "host-ports"
 	case strings.Contains(m, "no instance type"):
 		return "resources"
