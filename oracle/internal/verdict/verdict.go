@@ -81,6 +81,17 @@ const (
 	MsgHostPortUsage    = "checking host port usage"
 )
 
+// Karpenter v1.14.3's minValues failures (cloudprovider/types.go SatisfiesMinValues,
+// scheduler.go, nodeclaim.go). Matched as phrases, not on "minValues" alone: every message
+// that prints requirements (`requirements=…`, `… not in …`, topology domains) prints a
+// requirement's own " minValues N", which says nothing about why the pod failed.
+var minValuesPhrases = []string{
+	"minvalues requirement is not met",
+	"couldn’t meet minvalues requirements",
+	"couldn't meet minvalues requirements",
+	"validating minvalues",
+}
+
 // Classify gives the failure kind of one NodePool's Karpenter message. The order of the
 // checks matters where one phrase contains another ("incompatible volume requirements"
 // before "incompatible requirements").
@@ -103,7 +114,7 @@ func Classify(msg string) string {
 		return "volume"
 	case strings.Contains(m, "incompatible requirements"):
 		return "requirements"
-	case strings.Contains(m, "minvalues"):
+	case containsAny(m, minValuesPhrases):
 		return "min-values"
 	case strings.Contains(m, "exceed limits"), strings.Contains(m, "limits have been exhausted"):
 		return "limits"
@@ -117,6 +128,15 @@ func Classify(msg string) string {
 		return "resources"
 	}
 	return "other"
+}
+
+func containsAny(s string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Comparison of the two sides' verdicts on one pod.

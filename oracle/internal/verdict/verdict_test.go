@@ -24,6 +24,11 @@ func TestClassify(t *testing.T) {
 		// skipped, so no instance type is checked at all.
 		{`no instance type met the scheduling requirements or had enough resources or had a required offering, requirements=karpenter.sh/nodepool In [general], resources={"cpu":"100m","pods":"1"}`, "resources"},
 		{"no dynamic nodepools found", "other"},
+		// A requirement's own minValues printed in a message about something else.
+		{`no instance type has enough resources, requirements=karpenter.k8s.aws/instance-family In [c6i r6i] minValues 2, karpenter.sh/nodepool In [np-a], resources={"cpu":"9"}`, "resources"},
+		{"incompatible requirements, key topology.kubernetes.io/zone, topology.kubernetes.io/zone In [us-east-1d] not in topology.kubernetes.io/zone In [us-east-1a] minValues 2", "requirements"},
+		{"unsatisfiable topology constraint for topology spread, key=topology.kubernetes.io/zone (counts = us-east-1a: 1, podDomains = topology.kubernetes.io/zone In [us-east-1a] minValues 2, nodeDomains = topology.kubernetes.io/zone In [us-east-1a] minValues 2", "topology"},
+		{"pod didn’t schedule because NodePool couldn’t meet minValues requirements, minValues requirement is not met for label(s) (label(s)=[karpenter.k8s.aws/instance-family])", "min-values"},
 		{"nodepool requirements filtered out all available instance types", "no-nodepool"},
 		{"", "other"},
 	}
