@@ -38,9 +38,14 @@ if [[ -z "$dir" && ( -z "$count" || -z "$seed" ) ]]; then
 fi
 
 if ! command -v go >/dev/null 2>&1; then
-  echo "oracle.sh: skipped: go is not installed (the oracle runs Karpenter's Go scheduler; install Go >= 1.26)"
+  echo "oracle.sh: skipped: go is not installed (the oracle runs Karpenter's Go scheduler; install Go >= 1.21, which fetches the Go 1.26.10 toolchain itself)"
   exit 0
 fi
+# sigs.k8s.io/karpenter v1.14.3 requires go >= 1.26.10, and oracle/go.mod says so; a Go
+# install that sets GOTOOLCHAIN=local in its go.env (1.26.8 here) would refuse the module.
+# `auto` makes every go command below use the local Go if it is new enough, and otherwise
+# download go1.26.10 from the module proxy (once, into GOMODCACHE) and run that.
+export GOTOOLCHAIN=auto
 
 work="$root/target/oracle"
 out="${out:-$work/disagreements}"
@@ -50,8 +55,7 @@ echo "== cargo build --release"
 (cd "$root" && cargo build --release --quiet)
 karplint="$root/target/release/karplint"
 
-echo "== go build oracle"
-"$root/oracle/hack/karpenter-src.sh"
+echo "== go build oracle ($(cd "$root/oracle" && go version))"
 (cd "$root/oracle" && go build -o "$work/oracle" .)
 
 if [[ -z "$dir" ]]; then

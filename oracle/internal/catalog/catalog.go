@@ -96,22 +96,33 @@ type Converted struct {
 	Derived map[string]int
 }
 
-// Convert builds Karpenter instance types for every NodePool of f.
+// Convert builds Karpenter instance types for every NodePool of f (without a cache: see
+// Cache.Convert for the bytes of an export).
 func (f *File) Convert() (*Converted, error) {
-	out := &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Filled: map[string]int{}, Missing: map[string]int{}, Derived: map[string]int{}}
+	out := newConverted()
 	names := make([]string, 0, len(f.NodePools))
 	for n := range f.NodePools {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, np := range names {
-		for _, it := range f.NodePools[np] {
-			k, err := it.convert(out)
-			if err != nil {
-				return nil, fmt.Errorf("nodepool %q: instance type %q: %w", np, it.Name, err)
-			}
-			out.ByNodePool[np] = append(out.ByNodePool[np], k)
+		types, err := convertTypes(f.NodePools[np], out)
+		if err != nil {
+			return nil, fmt.Errorf("nodepool %q: %w", np, err)
 		}
+		out.ByNodePool[np] = types
+	}
+	return out, nil
+}
+
+func convertTypes(its []InstanceType, c *Converted) ([]*cloudprovider.InstanceType, error) {
+	out := make([]*cloudprovider.InstanceType, 0, len(its))
+	for _, it := range its {
+		k, err := it.convert(c)
+		if err != nil {
+			return nil, fmt.Errorf("instance type %q: %w", it.Name, err)
+		}
+		out = append(out, k)
 	}
 	return out, nil
 }
@@ -177,9 +188,10 @@ func (it InstanceType) convert(c *Converted) (*cloudprovider.InstanceType, error
 	}, nil
 }
 
-// deriveFromOfferings gives a type karplint exported without a zone, region or
-// capacity-type requirement the one aws computeRequirements would build from the same
-// offerings: zone In [the offerings' zones], capacity-type In [their capacity types],
+// deriveFromOfferings is a fallback for exports without a zone, region or capacity-type
+// requirement (karplint exports all three since its zone-aware `debug instance-types`; a
+// requirement it exports is never touched). It gives such a type the one aws
+// computeRequirements would build from the same offerings: zone In [the offerings' zones], capacity-type In [their capacity types],
 // region In [the zones less their letter]. Without a zone requirement Karpenter's topology
 // finds no zone domains and every zonal spread constraint fails.
 func (it InstanceType) deriveFromOfferings(reqs scheduling.Requirements, c *Converted) {

@@ -40,6 +40,9 @@ type Config struct {
 	Catalog *catalog.Shared
 	Jobs    int
 	Out     string
+	// Cache converts each distinct NodePool instance-type array once; nil converts every
+	// scenario's afresh (RunAll makes one when it is nil).
+	Cache *catalog.Cache
 }
 
 // Timing of one scenario.
@@ -125,16 +128,15 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	file, err := catalog.Parse(s.types)
-	if err != nil {
-		return err
-	}
-	conv, err := file.Convert()
+	conv, err := cfg.Cache.Convert(s.types)
 	if err != nil {
 		return err
 	}
 	if len(conv.Missing) > 0 || len(conv.Derived) > 0 {
-		s.Conversion = map[string]any{"missingLabels": conv.Missing, "derivedFromOfferings": conv.Derived}
+		s.Conversion = map[string]any{"missingLabels": conv.Missing}
+		if len(conv.Derived) > 0 {
+			s.Conversion["derivedFromOfferings"] = conv.Derived
+		}
 	}
 	t1 := time.Now()
 	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
@@ -212,16 +214,34 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 	if jobs < 1 {
 		jobs = 1
 	}
+	if cfg.Cache == nil {
+		cfg.Cache = catalog.NewCache()
+	}
 	start := time.Now()
 	results := make([]*Scenario, len(dirs))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var writeErr error
 	next := make(chan int)
 	for j := 0; j < jobs; j++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = RunOne(ctx, cfg, dirs[i])
+				s := RunOne(ctx, cfg, dirs[i])
+				// Written now and then dropped: a scenario's karplint outputs are megabytes,
+				// too many to hold for a thousand scenarios.
+				if !s.Agree && cfg.Out != "" {
+					if err := s.Write(cfg.Out); err != nil {
+						mu.Lock()
+						if writeErr == nil {
+							writeErr = err
+						}
+						mu.Unlock()
+					}
+				}
+				s.plan, s.types = nil, nil
+				results[i] = s
 			}
 		}()
 	}
@@ -230,16 +250,12 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 	}
 	close(next)
 	wg.Wait()
-	if cfg.Out != "" {
-		for _, s := range results {
-			if !s.Agree {
-				if err := s.Write(cfg.Out); err != nil {
-					return results, err
-				}
-			}
-		}
+	if writeErr != nil {
+		return results, writeErr
 	}
-	Summarise(w, results, time.Since(start), jobs)
+	hits, misses := cfg.Cache.Stats()
+	notes := []string{fmt.Sprintf("oracle: instance types: %d NodePool arrays converted, %d served from the cache", misses, hits)}
+	Summarise(w, results, time.Since(start), jobs, notes...)
 	return results, nil
 }
 
@@ -294,8 +310,8 @@ func copyDir(src, dst string) error {
 
 // Summarise prints per-pod agreement, the disagreement classes, timing, and last the
 // scenario agreement line.
-func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
-	agree, pods, podsAgree := 0, 0, 0
+func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, notes ...string) {
+	agree, pods, podsAgree, derived := 0, 0, 0, 0
 	classes := map[string]int{}
 	var totals, karps, lints []time.Duration
 	for _, s := range results {
@@ -304,6 +320,9 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
 		}
 		if s.Error != "" {
 			classes["error: "+firstWords(s.Error)]++
+		}
+		if s.Conversion != nil && s.Conversion["derivedFromOfferings"] != nil {
+			derived++
 		}
 		for _, p := range s.Pods {
 			pods++
@@ -321,6 +340,9 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
 		if !s.Agree {
 			fmt.Fprintf(w, "disagree %s: %s\n", s.Name, describe(s))
 		}
+	}
+	if derived > 0 {
+		fmt.Fprintf(w, "oracle: %d scenarios: karplint's export had no zone, region or capacity-type requirement; the oracle derived them from the offerings\n", derived)
 	}
 	fmt.Fprintf(w, "oracle: %d/%d pods agree\n", podsAgree, pods)
 	type kv struct {
@@ -343,6 +365,9 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int) {
 	if len(results) > 0 {
 		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s); wall %s with %d jobs\n",
 			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), wall.Round(time.Millisecond), jobs)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	fmt.Fprintf(w, "oracle: %d/%d scenarios agree\n", agree, len(results))
 }

@@ -64,12 +64,45 @@ func (p Pod) Kinds() []string {
 	return out
 }
 
+// KindNoNodePool is the kind of Karpenter's error when NewScheduler dropped every NodePool
+// because its own requirements left none of its instance types (scheduler.go:
+// "nodepool requirements filtered out all available instance types"); the error names no
+// NodePool.
+const KindNoNodePool = "no-nodepool"
+
+// Karpenter v1.14.3's wording of the messages whose kind is not found by a phrase shared
+// with other messages.
+const (
+	MsgNoNodePool = "nodepool requirements filtered out all available instance types"
+	// MsgHostPortConflict is pkg/scheduling/hostportusage.go's error; existingnode.go wraps
+	// it as "checking host port usage, ...". Both are only said of existing or in-flight
+	// nodes, never of a new NodeClaim.
+	MsgHostPortConflict = "pod hostport conflicts with existing hostport configuration"
+	MsgHostPortUsage    = "checking host port usage"
+)
+
+// Karpenter v1.14.3's minValues failures (cloudprovider/types.go SatisfiesMinValues,
+// scheduler.go, nodeclaim.go). Matched as phrases, not on "minValues" alone: every message
+// that prints requirements (`requirements=…`, `… not in …`, topology domains) prints a
+// requirement's own " minValues N", which says nothing about why the pod failed.
+var minValuesPhrases = []string{
+	"minvalues requirement is not met",
+	"couldn’t meet minvalues requirements",
+	"couldn't meet minvalues requirements",
+	"validating minvalues",
+}
+
 // Classify gives the failure kind of one NodePool's Karpenter message. The order of the
 // checks matters where one phrase contains another ("incompatible volume requirements"
-// before "incompatible requirements"). Host ports: Karpenter v1.14.3 says "hostport
-// conflicts" (pkg/scheduling/hostportusage.go) as well as "host port"; a conflict on a new
-// NodeClaim drops the DaemonSet overhead group and surfaces as "no instance type", so it
-// classifies as resources there.
+// before "incompatible requirements").
+//
+// Host ports: a pod whose host port a DaemonSet already holds fails on a new NodeClaim
+// without any host-port wording in v1.14.3. filterInstanceTypesByRequirements
+// (nodeclaim.go) skips every DaemonSet overhead group whose HostPortUsage conflicts with
+// the pod, so no instance type is even looked at and InstanceTypeFilterError says "no
+// instance type met the scheduling requirements or had enough resources or had a required
+// offering": that is classified as Karpenter words it, resources. host-ports is kept for the
+// two messages that do name host ports (MsgHostPortUsage, MsgHostPortConflict).
 func Classify(msg string) string {
 	m := strings.ToLower(msg)
 	switch {
@@ -81,18 +114,29 @@ func Classify(msg string) string {
 		return "volume"
 	case strings.Contains(m, "incompatible requirements"):
 		return "requirements"
-	case strings.Contains(m, "minvalues"):
+	case containsAny(m, minValuesPhrases):
 		return "min-values"
 	case strings.Contains(m, "exceed limits"), strings.Contains(m, "limits have been exhausted"):
 		return "limits"
 	case strings.Contains(m, "unsatisfiable topology constraint"):
 		return "topology"
-	case strings.Contains(m, "host port"), strings.Contains(m, "hostport"):
+	case strings.Contains(m, MsgNoNodePool):
+		return KindNoNodePool
+	case strings.Contains(m, MsgHostPortUsage), strings.Contains(m, MsgHostPortConflict):
 		return "host-ports"
 	case strings.Contains(m, "no instance type"):
 		return "resources"
 	}
 	return "other"
+}
+
+func containsAny(s string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Comparison of the two sides' verdicts on one pod.

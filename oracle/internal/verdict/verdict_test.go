@@ -18,10 +18,18 @@ func TestClassify(t *testing.T) {
 		{"minValues requirement is not met for label(s) (label(s)=[karpenter.k8s.aws/instance-family]), requirements=..., resources=...", "min-values"},
 		{"unsatisfiable topology constraint for topology spread, key=topology.kubernetes.io/zone (counts = map[us-east-1a:1], podDomains = ..., nodeDomains = ...", "topology"},
 		{"unsatisfiable topology constraint for pod anti-affinity, key=kubernetes.io/hostname", "topology"},
-		{"checking host port usage, host port 8080 is already in use", "host-ports"},
+		{"checking host port usage, pod hostport conflicts with existing hostport configuration", "host-ports"},
 		{"pod hostport conflicts with existing hostport configuration", "host-ports"},
+		// A host port a DaemonSet holds, on a new NodeClaim: every DaemonSet overhead group is
+		// skipped, so no instance type is checked at all.
+		{`no instance type met the scheduling requirements or had enough resources or had a required offering, requirements=karpenter.sh/nodepool In [general], resources={"cpu":"100m","pods":"1"}`, "resources"},
 		{"no dynamic nodepools found", "other"},
-		{"nodepool requirements filtered out all available instance types", "other"},
+		// A requirement's own minValues printed in a message about something else.
+		{`no instance type has enough resources, requirements=karpenter.k8s.aws/instance-family In [c6i r6i] minValues 2, karpenter.sh/nodepool In [np-a], resources={"cpu":"9"}`, "resources"},
+		{"incompatible requirements, key topology.kubernetes.io/zone, topology.kubernetes.io/zone In [us-east-1d] not in topology.kubernetes.io/zone In [us-east-1a] minValues 2", "requirements"},
+		{"unsatisfiable topology constraint for topology spread, key=topology.kubernetes.io/zone (counts = us-east-1a: 1, podDomains = topology.kubernetes.io/zone In [us-east-1a] minValues 2, nodeDomains = topology.kubernetes.io/zone In [us-east-1a] minValues 2", "topology"},
+		{"pod didn’t schedule because NodePool couldn’t meet minValues requirements, minValues requirement is not met for label(s) (label(s)=[karpenter.k8s.aws/instance-family])", "min-values"},
+		{"nodepool requirements filtered out all available instance types", "no-nodepool"},
 		{"", "other"},
 	}
 	for _, c := range cases {
@@ -55,6 +63,7 @@ func TestCompare(t *testing.T) {
 		{"one schedules", pending("resources"), sched("a"), false, "karpenter resources, karplint schedules"},
 		{"both ignore", ign, ign, true, ""},
 		{"ignored vs pending", ign, pending("requirements"), false, "karpenter ignored, karplint requirements"},
+		{"no nodepool left", Pod{Outcome: Pending, Reason: "nodepool requirements filtered out all available instance types"}, pending("no-nodepool"), true, ""},
 		{"reason only", Pod{Outcome: Pending, Reason: "did not tolerate taint (taint=a:NoSchedule)"}, pending("taint"), true, ""},
 		{"karplint silent", sched("a"), Pod{Outcome: Unknown}, false, "karpenter schedules, karplint unknown"},
 	}
