@@ -1,6 +1,6 @@
 // Command oracle is karplint's differential oracle: it runs Karpenter's real provisioning
 // scheduler (sigs.k8s.io/karpenter v1.14.3) on generated scenarios and compares its verdict
-// on every pod with karplint's (oracle-contract.md).
+// on every pod with karplint's (docs/oracle-contract.md).
 //
 //	oracle run    [--karplint PATH] [--catalog FILE] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
 //	oracle replay [--karplint PATH] [--catalog FILE] DIR

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The differential oracle (karplint issue #15; contract in the shared notes'
-# oracle-contract.md): builds karplint and the Go oracle, generates N random scenarios with
+# The differential oracle (contract: docs/oracle-contract.md): builds karplint and the Go oracle, generates N random scenarios with
 # seed S, and compares karplint's verdict on every pod with the one of Karpenter's real
 # scheduler (sigs.k8s.io/karpenter v1.14.3, run in-process by oracle/).
 #

@@ -1,5 +1,5 @@
 // Command gen writes random, valid Karpenter scenarios for karplint's differential oracle
-// (karplint issue #15, /work/oracle-contract.md). Each scenario is a directory holding
+// (docs/oracle-contract.md). Each scenario is a directory holding
 // manifests.yaml (EC2NodeClasses, NodePools, DaemonSets, Deployments) and .karplint.yaml
 // (the cluster's zones). Output depends only on the seed: scenario i of seed S is generated
 // from its own PCG stream, so it can be regenerated alone with --only i.

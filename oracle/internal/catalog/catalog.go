@@ -1,5 +1,5 @@
 // Package catalog turns the instance types that `karplint debug instance-types DIR` prints
-// (schema in oracle-contract.md) into Karpenter's []*cloudprovider.InstanceType per NodePool,
+// (schema in docs/oracle-contract.md) into Karpenter's []*cloudprovider.InstanceType per NodePool,
 // shaped the way the AWS provider builds them (pkg/providers/instancetype/types.go
 // computeRequirements and offering/base_resolver.go at aws v1.14.3), so the real scheduler
 // sees the same catalog karplint reasons with.

@@ -1,6 +1,6 @@
 // Package karplint runs the karplint binary on a scenario (`plan --format json DIR`,
 // `debug instance-types DIR`) and turns its plan rows into per-pod verdicts, one per
-// Deployment replica (oracle-contract.md "karplint's side").
+// Deployment replica (docs/oracle-contract.md "karplint's side").
 package karplint
 
 import (

@@ -1,4 +1,4 @@
-// Package scenario reads one scenario directory (oracle-contract.md "A scenario"): the
+// Package scenario reads one scenario directory (docs/oracle-contract.md "A scenario"): the
 // NodePools, EC2NodeClasses, DaemonSets and Deployments of manifests.yaml as typed
 // Kubernetes and Karpenter objects, and the zones of .karplint.yaml.
 package scenario

@@ -1,5 +1,5 @@
 // Package verdict is what each side says about one pod, the failure kinds of Karpenter's
-// messages, and the per-pod comparison (oracle-contract.md "Failure kinds" and
+// messages, and the per-pod comparison (docs/oracle-contract.md "Failure kinds" and
 // "Comparison, per pod").
 package verdict
 
