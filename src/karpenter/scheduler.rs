@@ -221,7 +221,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         }
         let mut requirements = claim.requirements.clone();
         requirements.add_all(&attempt.requirements);
-        if !self.sim.has_offering(pool, &requirements) {
+        if !self.sim.offered(claim.pool).allow(&requirements) {
             return None;
         }
         let mut requests = claim.requests.clone();
@@ -239,7 +239,8 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
                     && self.sim.fits_on(claim.pool, &requests, t)
             })
             .collect();
-        let min_values_met = sim::unmet_min_values(&requirements, &types).is_empty();
+        let offered = self.sim.offered(claim.pool);
+        let min_values_met = sim::unmet_min_values(&requirements, &types, offered).is_empty();
         (!types.is_empty() && min_values_met).then_some((requirements, types))
     }
 

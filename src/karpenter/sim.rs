@@ -371,22 +371,69 @@ pub(super) fn within(remaining: &ResourceList, t: &PoolType) -> bool {
         .all(|(k, lim)| k == "nodes" || t.capacity_of(k).is_none_or(|c| c <= lim))
 }
 
+/// What a pool's instance types are offered as: every type in every zone of the cluster
+/// (when karplint knows them), on-demand and spot, and reserved when the node class selects
+/// capacity reservations. The AWS provider derives the types' zone and capacity-type
+/// requirements from these (`computeRequirements`).
+#[derive(Clone, Copy)]
+pub(super) struct Offered<'z> {
+    zones: &'z [String],
+    reserved: bool,
+}
+
+impl Offered<'_> {
+    /// The values every type has for `key` through its offerings; `None` for other keys and
+    /// for zones when the cluster's are unknown.
+    fn values(&self, key: &str) -> Option<Vec<&str>> {
+        match key {
+            super::requirements::LABEL_ZONE if !self.zones.is_empty() => {
+                Some(self.zones.iter().map(String::as_str).collect())
+            }
+            super::requirements::LABEL_CAPACITY_TYPE => {
+                let reserved = self.reserved.then_some("reserved");
+                Some(["on-demand", "spot"].into_iter().chain(reserved).collect())
+            }
+            _ => None,
+        }
+    }
+
+    /// Some offering is compatible with `reqs` (`fits` → `IsCompatible` on the offering's
+    /// zone and capacity type).
+    pub(super) fn allow(&self, reqs: &Requirements) -> bool {
+        [
+            super::requirements::LABEL_ZONE,
+            super::requirements::LABEL_CAPACITY_TYPE,
+        ]
+        .into_iter()
+        .all(|key| match (self.values(key), reqs.get(key)) {
+            (Some(values), Some(r)) => values.iter().any(|v| r.has(v)),
+            _ => true,
+        })
+    }
+}
+
 /// The keys of `requirements` whose `minValues` the `types` do not meet: fewer distinct
-/// values the requirement allows among the types' labels (core `InstanceTypes.
-/// SatisfiesMinValues`). Keys no type carries as a label (zone, capacity type: offerings
-/// karplint does not see) are not judged.
-pub(super) fn unmet_min_values(requirements: &Requirements, types: &[PoolType]) -> Vec<String> {
+/// values the requirement allows among the types' labels, or among the zones and capacity
+/// types they are `offered` in (core `InstanceTypes.SatisfiesMinValues`). Zones are not
+/// judged when the cluster's are unknown.
+pub(super) fn unmet_min_values(
+    requirements: &Requirements,
+    types: &[PoolType],
+    offered: Offered,
+) -> Vec<String> {
     let mut unmet = Vec::new();
     for r in requirements.iter() {
         let Some(min) = r.min_values() else { continue };
-        if types.first().is_some_and(|t| !t.requirements.has(r.key())) {
-            continue;
-        }
-        let values: std::collections::BTreeSet<&str> = types
-            .iter()
-            .filter_map(|t| t.requirements.get(r.key()).value())
-            .filter(|v| r.has(v))
-            .collect();
+        let values: std::collections::BTreeSet<&str> = match offered.values(r.key()) {
+            _ if types.is_empty() => Default::default(),
+            Some(values) => values.into_iter().filter(|v| r.has(v)).collect(),
+            None if !types[0].requirements.has(r.key()) => continue,
+            None => types
+                .iter()
+                .filter_map(|t| t.requirements.get(r.key()).value())
+                .filter(|v| r.has(v))
+                .collect(),
+        };
         if values.len() < min as usize {
             unmet.push(r.key().to_string());
         }
@@ -396,15 +443,16 @@ pub(super) fn unmet_min_values(requirements: &Requirements, types: &[PoolType]) 
 }
 
 /// What Karpenter decides of pool `pool` before it tries a pod: skipped when its own
-/// requirements leave no type or miss their `minValues` (`NewScheduler`), refused when a
+/// requirements leave no type, no offering, or miss their `minValues` (`NewScheduler`),
+/// refused when a
 /// `nodes` limit is 0 or every type exceeds a limit (`addToNewNodeClaim`:
 /// `filterByRemainingResources`).
-fn gate(pool: &Pool) -> Option<Failure> {
+fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
     let types: Vec<PoolType> = pool.types().collect();
-    if types.is_empty() {
+    if types.is_empty() || !offered.allow(&pool.requirements) {
         return Some(Failure::NoCompatibleInstanceTypes { min_values: false });
     }
-    if !unmet_min_values(&pool.requirements, &types).is_empty() {
+    if !unmet_min_values(&pool.requirements, &types, offered).is_empty() {
         return Some(Failure::NoCompatibleInstanceTypes { min_values: true });
     }
     if pool.limits.get("nodes").is_some_and(|n| n.is_zero()) {
@@ -520,7 +568,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             })
             .collect();
         let template_of = templates(&pools, &overheads);
-        let gates = pools.par_iter().map(gate).collect();
+        let gates = Vec::new();
         let prefer_no_schedule = pools.iter().any(|p| {
             p.taints
                 .iter()
@@ -538,7 +586,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             template_of,
             evaluations: Default::default(),
         };
-        sim.close_pools_without_offerings();
+        sim.gate_pools();
         sim
     }
 
@@ -562,36 +610,24 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// offering are skipped, as Karpenter skips them.
     pub fn with_zones(mut self, zones: &[String]) -> Self {
         self.zones = zones.to_vec();
-        self.close_pools_without_offerings();
+        self.gate_pools();
         self
     }
 
-    /// Pools whose own requirements allow no offering are skipped, as Karpenter skips them.
-    fn close_pools_without_offerings(&mut self) {
-        for (i, pool) in self.pools.iter().enumerate() {
-            if self.gates[i].is_none() && !self.has_offering(pool, &pool.requirements) {
-                self.gates[i] = Some(Failure::NoCompatibleInstanceTypes { min_values: false });
-            }
-        }
+    /// Each pool's [`gate`], under the offerings the simulator knows.
+    fn gate_pools(&mut self) {
+        self.gates = (0..self.pools.len())
+            .into_par_iter()
+            .map(|i| gate(&self.pools[i], self.offered(i)))
+            .collect();
     }
 
-    /// Some offering of pool `pool` is compatible with `reqs`: a capacity type it offers
-    /// (`on-demand`, `spot`, and `reserved` when its node class selects reservations) and,
-    /// when the cluster's zones are known, one of them (`fits` → `IsCompatible` on the
-    /// offering's requirements).
-    pub(super) fn has_offering(&self, pool: &Pool, reqs: &Requirements) -> bool {
-        let allows = |key: &str, value: &str| reqs.get(key).is_none_or(|r| r.has(value));
-        let reserved = pool.reservations.then_some("reserved");
-        let capacity = ["on-demand", "spot"]
-            .into_iter()
-            .chain(reserved)
-            .any(|ct| allows(super::requirements::LABEL_CAPACITY_TYPE, ct));
-        let zone = self.zones.is_empty()
-            || self
-                .zones
-                .iter()
-                .any(|z| allows(super::requirements::LABEL_ZONE, z));
-        capacity && zone
+    /// What pool `i`'s instance types are offered as.
+    pub(super) fn offered(&self, i: usize) -> Offered<'_> {
+        Offered {
+            zones: &self.zones,
+            reserved: self.pools[i].reservations,
+        }
     }
 
     /// What Karpenter decided of pool `i` before any pod ([`gate`]).
@@ -897,7 +933,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         if !pod_reqs.is_empty() {
             let mut with_pod = pool.requirements.clone();
             with_pod.add_all(pod_reqs);
-            if !self.has_offering(pool, &with_pod) {
+            if !self.offered(i).allow(&with_pod) {
                 return Err(Box::new(Failure::NoRequiredOffering {
                     requirements: Requirements::new(),
                     requests: pod.requests.total.clone(),
@@ -944,7 +980,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             if min_values {
                 let mut with_pod = pool.requirements.clone();
                 with_pod.add_all(pod_reqs);
-                let keys = unmet_min_values(&with_pod, &fitting);
+                let keys = unmet_min_values(&with_pod, &fitting, self.offered(i));
                 if !keys.is_empty() {
                     return Err(Box::new(Failure::MinValuesNotMet {
                         requirements: Requirements::new(),

@@ -470,6 +470,31 @@ fn upstream_cases() {
             },
         },
         Case {
+            upstream: "minValues on a key the offerings give (capacity type), narrowed by the pod",
+            pools: &[(
+                "p",
+                "",
+                "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand], minValues: 2}]",
+            )],
+            pod: "nodeSelector: {karpenter.sh/capacity-type: spot}",
+            lands_on: None,
+            failure: |f| {
+                matches!(f, Failure::MinValuesNotMet { keys, .. }
+                    if keys == &["karpenter.sh/capacity-type"])
+            },
+        },
+        Case {
+            upstream: "NewScheduler: skipping, nodepool requirements filtered out all instance types (no offering: reserved without reservations)",
+            pools: &[(
+                "p",
+                "",
+                "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [reserved]}]",
+            )],
+            pod: "",
+            lands_on: None,
+            failure: |f| matches!(f, Failure::NoCompatibleInstanceTypes { min_values: false }),
+        },
+        Case {
             upstream: "NewScheduler: skipping, nodepool requirements filtered out all instance types (minValues)",
             pools: &[(
                 "p",
