@@ -1,12 +1,18 @@
 //! Simulator: for one pod template, decide offline what Karpenter would decide.
 //!
-//! NodePools are tried in weight order through the stages of SPEC §3.3 — taints,
-//! requirements, instance types (requirements ∩ type labels, requests + DaemonSet overhead
-//! ≤ allocatable), limits — for each requirement attempt of the pod's relaxation (§3.4).
-//! Each stage is one function below, in that order. When no pool takes the pod, the verdict
-//! keeps every pool's [`Failure`], ordered so the closest pool (the one that got furthest,
-//! then in the order Karpenter tries pools) comes first. A failure is data plus Karpenter's own wording of
-//! it; rules decide what to advise, and this module knows nothing of them.
+//! NodePools are tried in Karpenter's order (`OrderByWeight`) for each requirement attempt
+//! of the pod's relaxation (§3.4), through the stages Karpenter applies: the pool's gate,
+//! decided before any pod (`NewScheduler` skips pools whose own requirements leave no
+//! instance type, offering or `minValues`; `addToNewNodeClaim` refuses pools whose limits
+//! leave no type), then `NodeClaim.CanAdd`: taints, requirements, instance types
+//! (requirements ∩ type labels, requests + DaemonSet overhead ≤ allocatable, host ports,
+//! offerings, `minValues`), and last the replicas' demand against the limits. Each stage is
+//! one function below, in that order. When no pool takes the pod, the verdict keeps every
+//! pool's [`Failure`], ordered so the closest pool (the one that got furthest, then in the
+//! order Karpenter tries pools) comes first. A failure is data plus Karpenter's own wording
+//! of it; rules decide what to advise, and this module knows nothing of them. Where a whole
+//! batch of pods decides (shared NodeClaims, limits spent in whole instances), see
+//! [`super::scheduler`].
 
 use super::catalog::Catalog;
 use super::pod::{self, Attempt, HostPort, Ignored, Requests};
