@@ -56,7 +56,7 @@ impl Checked {
             self.rows.extend(plan_row(o, sim).map(|row| (key, row)));
             let pods = o
                 .workload()
-                .and_then(|w| PendingWorkload::new(o, w.pod_spec()?, w.replica_count()));
+                .and_then(|w| PendingWorkload::new(sim, o, w.pod_spec()?, w.replica_count()));
             self.pending.extend(pods.map(|p| (key, p)));
         }
         if !self.static_only && !o.context && !cx.cluster.has_static_capacity() {

@@ -29,6 +29,7 @@ use crate::quantity::{Quantity, ResourceList};
 #[derive(Debug, Clone)]
 pub struct PendingWorkload {
     pub replicas: i64,
+    /// The relaxation steps ([`Simulator::relaxations`]).
     attempts: Vec<Attempt>,
     tolerations: Vec<Toleration>,
     requests: Requests,
@@ -39,15 +40,20 @@ pub struct PendingWorkload {
 }
 
 impl PendingWorkload {
-    /// The pods of `obj`, `None` when Karpenter does not provision for them (DaemonSets,
-    /// `nodeName`) or ignores them (§2.3).
-    pub fn new(obj: &Object, spec: &PodSpec, replicas: i64) -> Option<PendingWorkload> {
+    /// The pods of `obj` as `sim` tries them, `None` when Karpenter does not provision for
+    /// them (DaemonSets, `nodeName`) or ignores them (§2.3).
+    pub fn new(
+        sim: &Simulator,
+        obj: &Object,
+        spec: &PodSpec,
+        replicas: i64,
+    ) -> Option<PendingWorkload> {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return None;
         }
         Some(PendingWorkload {
             replicas,
-            attempts: pod::attempts(obj, spec).ok()?,
+            attempts: sim.relaxations(pod::attempts(obj, spec).ok()?),
             tolerations: pod::tolerations(spec),
             requests: pod::requests(obj, spec),
             host_ports: pod::host_ports(spec),
@@ -145,30 +151,16 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         pod: &PendingWorkload,
     ) -> Result<usize, Vec<(usize, Failure)>> {
         let mut last = Vec::new();
-        for attempt in self.attempts(pod) {
-            if let Some(pool) = self.add_to_inflight(w, pod, &attempt) {
+        for attempt in &pod.attempts {
+            if let Some(pool) = self.add_to_inflight(w, pod, attempt) {
                 return Ok(pool);
             }
-            match self.add_to_new(w, pod, &attempt) {
+            match self.add_to_new(w, pod, attempt) {
                 Ok(pool) => return Ok(pool),
                 Err(failures) => last = failures,
             }
         }
         Err(last)
-    }
-
-    /// The pod's relaxation steps, with the PreferNoSchedule toleration last when a pool
-    /// has such a taint (as [`Simulator::schedule`] walks them).
-    fn attempts(&self, pod: &PendingWorkload) -> Vec<Attempt> {
-        let mut attempts = pod.attempts.clone();
-        if self.sim.tolerates_prefer_no_schedule_last()
-            && let Some(last) = attempts.last()
-        {
-            let mut tolerating = last.clone();
-            tolerating.tolerates_prefer_no_schedule = true;
-            attempts.push(tolerating);
-        }
-        attempts
     }
 
     /// `addToInflightNode`: the first planned NodeClaim, fewest pods first, that takes the
@@ -221,7 +213,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         }
         let mut requirements = claim.requirements.clone();
         requirements.add_all(&attempt.requirements);
-        if !self.sim.offered(claim.pool).allow(&requirements) {
+        if !self.sim.offered(claim.pool).allow(&[&requirements]) {
             return None;
         }
         let mut requests = claim.requests.clone();

@@ -403,17 +403,19 @@ impl Offered<'_> {
         }
     }
 
-    /// Some offering is compatible with `reqs` (`fits` → `IsCompatible` on the offering's
-    /// zone and capacity type).
-    pub(super) fn allow(&self, reqs: &Requirements) -> bool {
+    /// Some offering is compatible with every set of `reqs` together (`fits` →
+    /// `IsCompatible` on the offering's zone and capacity type).
+    pub(super) fn allow(&self, reqs: &[&Requirements]) -> bool {
         [
             super::requirements::LABEL_ZONE,
             super::requirements::LABEL_CAPACITY_TYPE,
         ]
         .into_iter()
-        .all(|key| match (self.values(key), reqs.get(key)) {
-            (Some(values), Some(r)) => values.iter().any(|v| r.has(v)),
-            _ => true,
+        .all(|key| match self.values(key) {
+            Some(values) => values
+                .iter()
+                .any(|v| reqs.iter().all(|r| r.get(key).is_none_or(|r| r.has(v)))),
+            None => true,
         })
     }
 }
@@ -455,7 +457,7 @@ pub(super) fn unmet_min_values(
 /// `filterByRemainingResources`).
 fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
     let types: Vec<PoolType> = pool.types().collect();
-    if types.is_empty() || !offered.allow(&pool.requirements) {
+    if types.is_empty() || !offered.allow(&[&pool.requirements]) {
         return Some(Failure::NoCompatibleInstanceTypes { min_values: false });
     }
     if !unmet_min_values(&pool.requirements, &types, offered).is_empty() {
@@ -641,9 +643,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
         self.gates[i].as_ref()
     }
 
-    /// Some pool has a `PreferNoSchedule` taint: the last relaxation tolerates them.
-    pub(super) fn tolerates_prefer_no_schedule_last(&self) -> bool {
-        self.prefer_no_schedule
+    /// The pod's relaxation steps: its requirement `attempts`, then, when a pool has a
+    /// `PreferNoSchedule` taint, the last one again tolerating those taints (§3.4,
+    /// `Preferences.toleratePreferNoScheduleTaints`).
+    pub(super) fn relaxations(&self, mut attempts: Vec<Attempt>) -> Vec<Attempt> {
+        if self.prefer_no_schedule
+            && let Some(last) = attempts.last()
+        {
+            let mut tolerating = last.clone();
+            tolerating.tolerates_prefer_no_schedule = true;
+            attempts.push(tolerating);
+        }
+        attempts
     }
 
     /// `requests` plus the DaemonSet overhead fit type `t` of pool `pool`.
@@ -695,18 +706,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return Verdict::NotProvisionable;
         }
-        let mut attempts = match pod::attempts(obj, spec) {
-            Ok(a) => a,
+        let attempts = match pod::attempts(obj, spec) {
+            Ok(a) => self.relaxations(a),
             Err(i) => return Verdict::Ignored(i),
         };
-        if self.prefer_no_schedule
-            && let Some(last) = attempts.last()
-        {
-            // The last relaxation: tolerate every PreferNoSchedule taint (§3.4).
-            let mut tolerating = last.clone();
-            tolerating.tolerates_prefer_no_schedule = true;
-            attempts.push(tolerating);
-        }
         let tolerations = pod::tolerations(spec);
         let requests = pod::requests(obj, spec);
         let host_ports = pod::host_ports(spec);
@@ -936,15 +939,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // `minValues` counts every fitting type; otherwise the first one settles the verdict
         // (only `plan` wants them all counted).
         let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
-        if !pod_reqs.is_empty() {
-            let mut with_pod = pool.requirements.clone();
-            with_pod.add_all(pod_reqs);
-            if !self.offered(i).allow(&with_pod) {
-                return Err(Box::new(Failure::NoRequiredOffering {
-                    requirements: Requirements::new(),
-                    requests: pod.requests.total.clone(),
-                }));
-            }
+        if !self.offered(i).allow(&[&pool.requirements, pod_reqs]) {
+            return Err(Box::new(Failure::NoRequiredOffering {
+                requirements: Requirements::new(),
+                requests: pod.requests.total.clone(),
+            }));
         }
         let mut port_taken = None;
         for t in pool.types() {

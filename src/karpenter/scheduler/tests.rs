@@ -58,8 +58,13 @@ fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
         .of_kind(Kind::Deployment)
         .map(|o| {
             let w = o.workload().expect("a workload");
-            PendingWorkload::new(o, w.pod_spec().expect("a pod spec"), w.replica_count())
-                .expect("provisionable")
+            PendingWorkload::new(
+                &sim,
+                o,
+                w.pod_spec().expect("a pod spec"),
+                w.replica_count(),
+            )
+            .expect("provisionable")
         })
         .collect();
     solve(&sim, &workloads)
