@@ -196,8 +196,10 @@ fn more_pools(n: usize) -> String {
 }
 
 /// Whether a static node group (config `cluster.nodeGroups`, eksctl, Nodes) could run the
-/// pod: its labels meet the pod's requirements and the pod tolerates its taints. Such a
-/// pod is not Pending even when no NodePool takes it.
+/// pod, as Karpenter's `addToExistingNode` would place it: its labels meet the pod's
+/// requirements, the pod tolerates its taints, and its requests fit one node's allocatable
+/// (when karplint knows it: the reported allocatable or the instance type's; otherwise it
+/// is assumed to fit). Such a pod is not Pending even when no NodePool takes it.
 fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
     let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
         return false;
@@ -206,12 +208,15 @@ fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
         return false;
     };
     let tolerations = pod::tolerations(spec);
+    let requests = pod::requests(obj, spec).total;
     cx.cluster.node_groups.iter().any(|g| {
         g.taints.iter().all(|t| {
             t.effect == taints::Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)
         }) && attempts
             .iter()
             .any(|a| g.matches(&a.requirements, cx.catalog))
+            && g.node_allocatable(cx.catalog)
+                .is_none_or(|alloc| requests.fits(&alloc).is_ok())
     })
 }
 
