@@ -343,6 +343,32 @@ fn plan_shows_where_each_workload_lands() {
     );
 }
 
+/// `plan --format json` places every replica as Karpenter places a batch: two pods that bind
+/// one host port never share a node, and the first NodeClaim spends the NodePool's whole
+/// `limits.cpu: 2` (it may launch a 2-vCPU type), so the second replica stays pending.
+#[test]
+fn plan_lists_each_replica_of_the_batch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("w.yaml"),
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: np\nspec:\n  limits: {cpu: \"2\"}\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: nc}\n      requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Lt, values: [\"3\"]}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x\n          ports: [{containerPort: 80, hostPort: 80}]\n          resources: {requests: {cpu: 100m}}\n",
+    )
+    .expect("write");
+    let out = karplint()
+        .args(["plan", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v[0]["outcome"], "schedules", "{v:#}");
+    let pods = v[0]["pods"].as_array().expect("pods");
+    assert_eq!(pods.len(), 2, "{v:#}");
+    assert_eq!(pods[0]["outcome"], "schedules");
+    assert_eq!(pods[0]["nodepool"], "np");
+    assert_eq!(pods[1]["outcome"], "pending");
+    assert_eq!(pods[1]["kind"], "limits");
+}
+
 /// The hidden `debug instance-types` prints what the simulator assumes of each NodePool's
 /// types (for the oracle): every catalog type, offered in every zone of `cluster.zones`,
 /// with capacity − overhead = the allocatable Karpenter's docs list.
