@@ -17,11 +17,25 @@ impl Rule for IncompatibleRequirements {
     }
 }
 
+/// Labels EKS and eksctl put on the nodes of groups outside Karpenter
+/// (`eks.amazonaws.com/nodegroup`, `eks.amazonaws.com/capacityType`,
+/// `alpha.eksctl.io/nodegroup-name`, …): advising an `Exists` requirement on an unrelated
+/// NodePool for them would make Karpenter's nodes pose as the group's.
+fn names_static_capacity(key: &str) -> bool {
+    key.starts_with("eks.amazonaws.com/") || key.starts_with("alpha.eksctl.io/")
+}
+
 /// The pod's requirements are incompatible with NodePool `nodepool`'s: either no NodePool
 /// defines the label, or the pool allows other values.
 pub(super) fn advice(e: &IncompatibleError, nodepool: &str) -> Advice {
     let key = e.key();
     match e {
+        IncompatibleError::UndefinedLabel { .. } if names_static_capacity(key) => Advice {
+            label: "a label only nodes outside Karpenter carry",
+            help: format!(
+                "\"{key}\" is set by EKS or eksctl on node groups Karpenter does not manage, never on Karpenter nodes: remove the selector to let Karpenter place the pod, or, if the pod must run on that node group, declare the group under `cluster.nodeGroups` in .karplint.yaml (or lint its eksctl ClusterConfig) so karplint sees the capacity"
+            ),
+        },
         IncompatibleError::UndefinedLabel { .. } => Advice {
             label: "no NodePool defines this label",
             help: format!(
