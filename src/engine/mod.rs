@@ -53,6 +53,9 @@ pub struct LintOptions {
     pub instance_types: Option<PathBuf>,
     /// Build the `karplint plan` rows (every fitting instance type counted).
     pub plan: bool,
+    /// With `plan`: place every row's replicas in one batch, as Karpenter's scheduler
+    /// would (the rows' `pods`; only the JSON plan shows them).
+    pub plan_batch: bool,
     /// Export the instance types each NodePool can launch (`karplint debug instance-types`).
     pub export_instance_types: bool,
     /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
@@ -73,6 +76,7 @@ impl Default for LintOptions {
             rules: BTreeMap::new(),
             cluster: ClusterFacts::default(),
             plan: false,
+            plan_batch: false,
             export_instance_types: false,
         }
     }

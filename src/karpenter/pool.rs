@@ -89,13 +89,18 @@ impl AllocatableTable {
                 Some(self.storage.capacity(it)),
             );
             let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
+            let capacity = CORE.map(|c| self.capacity_of(it, c).unwrap_or(Quantity::ZERO));
             let first = self.extended[i].get_or_init(|| Arc::new(full.clone()));
             let extended = if **first == full {
                 first.clone()
             } else {
                 Arc::new(full)
             };
-            Box::new(Allocatable { core, extended })
+            Box::new(Allocatable {
+                core,
+                capacity,
+                extended,
+            })
         })
     }
 
@@ -145,6 +150,9 @@ impl AllocatableTable {
 #[derive(Debug, Clone)]
 pub struct Allocatable {
     core: [Quantity; 4],
+    /// Karpenter's capacity of the four core resources, what limits are charged with
+    /// (the scheduler reads it for every type and every new NodeClaim).
+    capacity: [Quantity; 4],
     extended: Arc<ResourceList>,
 }
 
@@ -228,6 +236,11 @@ pub struct PoolType<'p, 'c> {
 }
 
 impl<'p> PoolType<'p, '_> {
+    /// The type's place in the catalog, for [`Pool::type_at`].
+    pub fn catalog_index(&self) -> usize {
+        self.index
+    }
+
     /// What a pod can use of the type, computed on first use.
     pub fn allocatable(&self) -> &'p Allocatable {
         self.table.get(self.index, self.it)
@@ -237,7 +250,10 @@ impl<'p> PoolType<'p, '_> {
     /// overhead, pods under the kubelet settings, the ephemeral volume), `None` when the
     /// type has none.
     pub fn capacity_of(&self, resource: &str) -> Option<Quantity> {
-        self.table.capacity_of(self.it, resource)
+        match CORE.iter().position(|c| *c == resource) {
+            Some(i) => Some(self.allocatable().capacity[i]),
+            None => self.it.capacity.get(resource),
+        }
     }
 }
 
@@ -604,6 +620,16 @@ impl<'a, 'c> Pool<'a, 'c> {
             .as_ref()
             .is_some_and(|p| p.value == "RAID0");
         EphemeralStorage::of(family, &mappings, raid0)
+    }
+
+    /// Catalog type `i` as this pool sees it (its requirements and allocatable).
+    pub fn type_at(&self, i: usize) -> PoolType<'_, 'c> {
+        PoolType {
+            it: &self.catalog[i],
+            requirements: self.type_requirements.requirements.row(i),
+            index: i,
+            table: &self.allocatable,
+        }
     }
 
     /// Instance types the NodePool requirements allow, in catalog order.

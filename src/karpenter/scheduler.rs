@@ -67,29 +67,80 @@ impl PendingWorkload {
 pub enum PodOutcome {
     /// On a NodeClaim of pool `pool` (an index into [`Simulator::pools`]).
     Scheduled { pool: usize },
-    /// Every pool's failure at the last relaxation step, in the order Karpenter tried them.
-    Pending(Vec<(usize, Failure)>),
+    /// The failure Karpenter's error starts with at the last relaxation step: the first
+    /// pool it tried, in its order (pools it skipped before the batch are not in its error);
+    /// `None` when it skipped them all. Only the first is kept: a large batch has thousands
+    /// of pending pods and hundreds of pools.
+    Pending(Option<(usize, Failure)>),
 }
 
 /// A NodeClaim planned in this batch.
-struct Claim<'s, 'c> {
+struct Claim {
     pool: usize,
     /// The pool's requirements with those of every pod on it.
     requirements: Requirements,
-    /// The instance types that still fit every pod on it.
-    types: Vec<PoolType<'s, 'c>>,
+    /// The instance types that still fit every pod on it, by catalog index (a batch holds
+    /// thousands of NodeClaims of hundreds of types each).
+    types: Vec<u32>,
     /// The pods' requests, summed.
     requests: ResourceList,
     ports: Vec<HostPort>,
     /// The workload of each pod on it.
     workloads: Vec<usize>,
+    /// The most cpu and memory (milli-units) any of its types has left: a pod asking more
+    /// cannot join, whatever else it asks (a full NodeClaim is passed over at once).
+    headroom: [i128; 2],
 }
+
+impl Claim {
+    fn new(
+        sim: &Simulator,
+        pool: usize,
+        requirements: Requirements,
+        types: &[PoolType],
+        requests: ResourceList,
+    ) -> Self {
+        let mut claim = Claim {
+            pool,
+            requirements,
+            types: indices(types),
+            requests,
+            ports: Vec::new(),
+            workloads: Vec::new(),
+            headroom: [0; 2],
+        };
+        claim.headroom = claim.headroom(sim);
+        claim
+    }
+
+    fn headroom(&self, sim: &Simulator) -> [i128; 2] {
+        let pool = &sim.pools[self.pool];
+        HEADROOM.map(|r| {
+            self.types
+                .iter()
+                .map(|&i| sim.left_on(self.pool, &self.requests, &pool.type_at(i as usize), r))
+                .max()
+                .unwrap_or(i128::MIN)
+        })
+    }
+
+    /// Whether `requests` fit in what its roomiest types have left.
+    fn has_room_for(&self, requests: &ResourceList) -> bool {
+        HEADROOM
+            .iter()
+            .zip(self.headroom)
+            .all(|(r, left)| requests.get_or_zero(r).as_millis() <= left)
+    }
+}
+
+/// The resources a NodeClaim's headroom tracks.
+const HEADROOM: [&str; 2] = ["cpu", "memory"];
 
 /// The outcome of every replica of every workload, placed in one batch.
 pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutcome>> {
     let mut out: Vec<Vec<PodOutcome>> = workloads
         .iter()
-        .map(|w| vec![PodOutcome::Pending(Vec::new()); usize::try_from(w.replicas).unwrap_or(0)])
+        .map(|w| vec![PodOutcome::Pending(None); usize::try_from(w.replicas).unwrap_or(0)])
         .collect();
     let mut queue: std::collections::VecDeque<(usize, usize)> = queue_order(workloads).into();
     // Karpenter's `Queue`: a pod pushed back is tried again only while the batch makes
@@ -99,6 +150,7 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
         sim,
         claims: Vec::new(),
         remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
+        within_remaining: vec![None; sim.pools.len()],
         memo: OutcomeMemo::default(),
     };
     while let Some(&(w, r)) = queue.front() {
@@ -109,7 +161,8 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
         match batch.try_schedule(w, &workloads[w]) {
             Ok(pool) => out[w][r] = PodOutcome::Scheduled { pool },
             Err(failures) => {
-                out[w][r] = PodOutcome::Pending(failures);
+                let first = failures.into_iter().find(|(_, f)| !f.skips_pool());
+                out[w][r] = PodOutcome::Pending(first);
                 queue.push_back((w, r));
                 pushed_at.insert((w, r), queue.len());
             }
@@ -136,9 +189,13 @@ fn queue_order(workloads: &[PendingWorkload]) -> Vec<(usize, usize)> {
 
 struct Batch<'s, 'a, 'c> {
     sim: &'s Simulator<'a, 'c>,
-    claims: Vec<Claim<'s, 'c>>,
+    claims: Vec<Claim>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
+    /// Per pool, whether some type is within what is left of its limits, once asked (reset
+    /// when a NodeClaim spends them): pods that keep failing on a spent pool do not scan
+    /// its types again.
+    within_remaining: Vec<Option<bool>>,
     memo: OutcomeMemo,
 }
 
@@ -177,10 +234,14 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
             if let Some((requirements, types)) = self.can_add(&self.claims[c], w, pod, attempt) {
                 let claim = &mut self.claims[c];
                 claim.requirements = requirements;
-                claim.types = types;
-                claim.requests.add(&pod.requests.total);
+                claim.types = indices(&types);
+                let pool = &self.sim.pools[claim.pool];
+                claim
+                    .requests
+                    .add(&self.sim.judged_requests(pool, &pod.requests.total));
                 claim.ports.extend(pod.host_ports.iter().cloned());
                 claim.workloads.push(w);
+                claim.headroom = claim.headroom(self.sim);
                 return Some(claim.pool);
             }
         }
@@ -192,14 +253,15 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     /// (with their `minValues`). The narrowed requirements and types when it takes the pod.
     fn can_add(
         &self,
-        claim: &Claim<'s, 'c>,
+        claim: &Claim,
         w: usize,
         pod: &PendingWorkload,
         attempt: &Attempt,
     ) -> Option<(Requirements, Vec<PoolType<'s, 'c>>)> {
         let pool = &self.sim.pools[claim.pool];
         let pns = attempt.tolerates_prefer_no_schedule;
-        if sim::first_untolerated(&pod.tolerations, &pool.taints, pns).is_some()
+        if !claim.has_room_for(&pod.requests.total)
+            || sim::first_untolerated(&pod.tolerations, &pool.taints, pns).is_some()
             || !claim
                 .requirements
                 .compatible_with_ok(&attempt.requirements, pool.flavor)
@@ -221,9 +283,12 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         let types: Vec<PoolType> = claim
             .types
             .iter()
-            .copied()
+            .map(|&i| pool.type_at(i as usize))
+            // The types already meet the NodeClaim's requirements, and a type's label has one
+            // value: it meets the narrowed requirements when it meets the pod's.
             .filter(|t| {
-                t.requirements.intersects_ok(&requirements)
+                (attempt.requirements.is_empty()
+                    || t.requirements.intersects_ok(&attempt.requirements))
                     && self
                         .sim
                         .daemon_port_taken(claim.pool, t.requirements, &pod.host_ports)
@@ -252,14 +317,12 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
                     let mut requirements = pool.requirements.clone();
                     requirements.add_all(&attempt.requirements);
                     self.remaining[i] = subtract_max(&self.remaining[i], &types);
-                    self.claims.push(Claim {
-                        pool: i,
-                        requirements,
-                        types,
-                        requests: self.sim.judged_requests(pool, &pod.requests.total),
-                        ports: pod.host_ports.clone(),
-                        workloads: vec![w],
-                    });
+                    self.within_remaining[i] = None;
+                    let requests = self.sim.judged_requests(pool, &pod.requests.total);
+                    let mut claim = Claim::new(self.sim, i, requirements, &types, requests);
+                    claim.ports = pod.host_ports.clone();
+                    claim.workloads.push(w);
+                    self.claims.push(claim);
                     return Ok(i);
                 }
                 Err(f) => failures.push((i, *f)),
@@ -271,7 +334,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     /// Pool `i`'s verdict on a new NodeClaim for the pod: what Karpenter decided of the
     /// pool before the batch, what is left of its limits, then the simulator's stages.
     fn new_claim(
-        &self,
+        &mut self,
         i: usize,
         pod: &PendingWorkload,
         attempt: &Attempt,
@@ -281,7 +344,10 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         }
         let pool = &self.sim.pools[i];
         let remaining = &self.remaining[i];
-        if !pool.limits.is_empty() && !pool.types().any(|t| sim::within(remaining, &t)) {
+        let some_type_left = *self.within_remaining[i].get_or_insert_with(|| {
+            pool.limits.is_empty() || pool.types().any(|t| sim::within(remaining, &t))
+        });
+        if !some_type_left {
             return Err(Box::new(Failure::AllTypesExceedLimits));
         }
         let data = PodData {
@@ -299,6 +365,14 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         };
         self.sim.new_claim_types(i, &data)
     }
+}
+
+/// The catalog indices of `types`.
+fn indices(types: &[PoolType]) -> Vec<u32> {
+    types
+        .iter()
+        .map(|t| u32::try_from(t.catalog_index()).unwrap_or(u32::MAX))
+        .collect()
 }
 
 /// `subtractMax`: `remaining` less, for each limited resource, the largest capacity among

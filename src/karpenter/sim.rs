@@ -657,6 +657,22 @@ impl<'a, 'c> Simulator<'a, 'c> {
         attempts
     }
 
+    /// What is left of type `t` of pool `pool` for more pods once `requests` and the
+    /// DaemonSet overhead are placed, in `resource` (negative when they do not fit).
+    pub(super) fn left_on(
+        &self,
+        pool: usize,
+        requests: &ResourceList,
+        t: &PoolType,
+        resource: &str,
+    ) -> i128 {
+        let used = requests.get_or_zero(resource).saturating_add(
+            self.daemon_overhead(pool, t.requirements)
+                .get_or_zero(resource),
+        );
+        t.allocatable().get_or_zero(resource).as_millis() - used.as_millis()
+    }
+
     /// `requests` plus the DaemonSet overhead fit type `t` of pool `pool`.
     pub(super) fn fits_on(&self, pool: usize, requests: &ResourceList, t: &PoolType) -> bool {
         fits_with(

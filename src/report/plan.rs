@@ -138,15 +138,12 @@ fn pod_row(sim: &Simulator, replica: usize, pod: PodOutcome) -> PodRow {
             nodepool: Some(sim.pools[pool].name.clone()),
             kind: None,
         },
-        PodOutcome::Pending(failures) => {
-            let tried = failures.iter().find(|(_, f)| !f.skips_pool());
-            PodRow {
-                replica,
-                outcome: "pending",
-                nodepool: None,
-                kind: Some(tried.map_or("no-nodepool", |(_, f)| f.kind())),
-            }
-        }
+        PodOutcome::Pending(first) => PodRow {
+            replica,
+            outcome: "pending",
+            nodepool: None,
+            kind: Some(first.map_or("no-nodepool", |(_, f)| f.kind())),
+        },
     }
 }
 
