@@ -71,7 +71,7 @@ pub struct AllocatableTable {
     kubelet: KubeletConfig,
     family: AmiFamily,
     storage: EphemeralStorage,
-    /// Boxed: a cell no pool reads costs 16 bytes, not the 80 of an [`Allocatable`], and a
+    /// Boxed: a cell no pool reads costs 16 bytes, not the 136 of an [`Allocatable`], and a
     /// run with a node class per team has a table per node class.
     cells: Vec<OnceLock<Box<Allocatable>>>,
     extended: Arc<Vec<OnceLock<Arc<ResourceList>>>>,
