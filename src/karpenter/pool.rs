@@ -71,9 +71,12 @@ pub struct AllocatableTable {
     kubelet: KubeletConfig,
     family: AmiFamily,
     storage: EphemeralStorage,
-    /// Boxed: a cell no pool reads costs 16 bytes, not the 136 of an [`Allocatable`], and a
+    /// Boxed: a cell no pool reads costs 16 bytes, not the 80 of an [`Allocatable`], and a
     /// run with a node class per team has a table per node class.
     cells: Vec<OnceLock<Box<Allocatable>>>,
+    /// Per type, [`AllocatableTable::core_capacity`]; allocated when a pool with limits
+    /// first asks (most tables never do).
+    capacities: OnceLock<Box<[CapacityCell]>>,
     extended: Arc<Vec<OnceLock<Arc<ResourceList>>>>,
 }
 
@@ -89,18 +92,25 @@ impl AllocatableTable {
                 Some(self.storage.capacity(it)),
             );
             let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
-            let capacity = CORE.map(|c| self.capacity_of(it, c).unwrap_or(Quantity::ZERO));
             let first = self.extended[i].get_or_init(|| Arc::new(full.clone()));
             let extended = if **first == full {
                 first.clone()
             } else {
                 Arc::new(full)
             };
-            Box::new(Allocatable {
-                core,
-                capacity,
-                extended,
-            })
+            Box::new(Allocatable { core, extended })
+        })
+    }
+
+    /// Karpenter's capacity of the four core resources of catalog type `i` (`it`), computed
+    /// on first use: what NodePool `limits` are charged with, read for every type at every
+    /// new NodeClaim of a batch (without the overhead [`AllocatableTable::get`] computes).
+    fn core_capacity(&self, i: usize, it: &InstanceType) -> &[Quantity; 4] {
+        let cells = self
+            .capacities
+            .get_or_init(|| self.cells.iter().map(|_| OnceLock::new()).collect());
+        cells[i].get_or_init(|| {
+            Box::new(CORE.map(|c| self.capacity_of(it, c).unwrap_or(Quantity::ZERO)))
         })
     }
 
@@ -150,13 +160,13 @@ impl AllocatableTable {
 #[derive(Debug, Clone)]
 pub struct Allocatable {
     core: [Quantity; 4],
-    /// Karpenter's capacity of the four core resources, what limits are charged with
-    /// (the scheduler reads it for every type and every new NodeClaim).
-    capacity: [Quantity; 4],
     extended: Arc<ResourceList>,
 }
 
 const CORE: [&str; 4] = ["cpu", "memory", "pods", "ephemeral-storage"];
+
+/// One type's [`AllocatableTable::core_capacity`], boxed: an unread cell costs 8 bytes.
+type CapacityCell = OnceLock<Box<[Quantity; 4]>>;
 
 impl Allocatable {
     pub fn get_or_zero(&self, resource: &str) -> Quantity {
@@ -217,6 +227,7 @@ impl TypeRequirementCache {
             family,
             storage,
             cells: catalog.iter().map(|_| OnceLock::new()).collect(),
+            capacities: OnceLock::new(),
             extended,
         });
         self.allocatable.insert(key, table.clone());
@@ -251,7 +262,7 @@ impl<'p> PoolType<'p, '_> {
     /// type has none.
     pub fn capacity_of(&self, resource: &str) -> Option<Quantity> {
         match CORE.iter().position(|c| *c == resource) {
-            Some(i) => Some(self.allocatable().capacity[i]),
+            Some(i) => Some(self.table.core_capacity(self.index, self.it)[i]),
             None => self.it.capacity.get(resource),
         }
     }

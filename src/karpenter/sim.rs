@@ -456,17 +456,20 @@ pub(super) fn unmet_min_values(
 /// `nodes` limit is 0 or every type exceeds a limit (`addToNewNodeClaim`:
 /// `filterByRemainingResources`).
 fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
-    let types: Vec<PoolType> = pool.types().collect();
-    if types.is_empty() || !offered.allow(&[&pool.requirements]) {
+    if pool.types().len() == 0 || !offered.allow(&[&pool.requirements]) {
         return Some(Failure::NoCompatibleInstanceTypes { min_values: false });
     }
-    if !unmet_min_values(&pool.requirements, &types, offered).is_empty() {
-        return Some(Failure::NoCompatibleInstanceTypes { min_values: true });
+    let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
+    if min_values {
+        let types: Vec<PoolType> = pool.types().collect();
+        if !unmet_min_values(&pool.requirements, &types, offered).is_empty() {
+            return Some(Failure::NoCompatibleInstanceTypes { min_values: true });
+        }
     }
     if pool.limits.get("nodes").is_some_and(|n| n.is_zero()) {
         return Some(Failure::NodeLimitsExhausted);
     }
-    if !pool.limits.is_empty() && !types.iter().any(|t| within_limits(pool, t)) {
+    if !pool.limits.is_empty() && !pool.types().any(|t| within_limits(pool, &t)) {
         return Some(Failure::AllTypesExceedLimits);
     }
     None
@@ -617,8 +620,21 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// that allows none of them has no offering. Pools whose own requirements allow no
     /// offering are skipped, as Karpenter skips them.
     pub fn with_zones(mut self, zones: &[String]) -> Self {
+        if zones.is_empty() {
+            return self;
+        }
         self.zones = zones.to_vec();
-        self.gate_pools();
+        // Known zones only add reasons to skip a pool: the open pools are judged again.
+        let open: Vec<usize> = (0..self.pools.len())
+            .filter(|&i| self.gates[i].is_none())
+            .collect();
+        let regated: Vec<(usize, Option<Failure>)> = open
+            .into_par_iter()
+            .map(|i| (i, gate(&self.pools[i], self.offered(i))))
+            .collect();
+        for (i, g) in regated {
+            self.gates[i] = g;
+        }
         self
     }
 
