@@ -81,6 +81,8 @@ pub struct ClusterSection {
     pub subnets: Vec<Subnet>,
     /// A `aws ec2 describe-instance-types` JSON file, resolved against the config's directory.
     pub instance_types: Option<PathBuf>,
+    /// Admission plugins the API server runs (`admission:`); EKS's by default.
+    pub admission: crate::karpenter::pod::Admission,
 }
 
 /// A managed (non-Karpenter) node group.
@@ -170,6 +172,14 @@ struct RawCluster {
     node_groups: Vec<RawNodeGroup>,
     subnets: Vec<RawSubnet>,
     instance_types: Option<String>,
+    admission: RawAdmission,
+}
+
+/// `cluster.admission`: each plugin on (`true`) or off; unset means as on EKS.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct RawAdmission {
+    extended_resource_toleration: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -510,6 +520,9 @@ fn validate_cluster(
             })
             .collect(),
         instance_types: c.instance_types.map(|p| base.join(p)),
+        admission: crate::karpenter::pod::Admission {
+            extended_resource_toleration: c.admission.extended_resource_toleration.unwrap_or(true),
+        },
     })
 }
 
@@ -576,6 +589,7 @@ impl ClusterSection {
         use crate::karpenter::taints::Taint;
         let mut facts = ClusterFacts {
             region: self.region.clone(),
+            admission: self.admission,
             ..Default::default()
         };
         for z in &self.zones {

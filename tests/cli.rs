@@ -528,3 +528,33 @@ fn timings_go_to_stderr_and_leave_the_report_alone() {
     }
     assert!(!String::from_utf8_lossy(&plain.stderr).contains("timings"));
 }
+
+/// EKS's `ExtendedResourceToleration` admission plugin is assumed (a GPU pod tolerates a
+/// `nvidia.com/gpu:NoSchedule` taint); `cluster.admission.extendedResourceToleration: false`
+/// judges the pod as written, for clusters that do not run the plugin.
+#[test]
+fn extended_resource_toleration_is_on_by_default_and_can_be_turned_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = "fixtures/untolerated-taint/quiet-extended-resource-toleration.yaml";
+    std::fs::copy(fixture, dir.path().join("gpu.yaml")).expect("copy");
+    let rules = |v: &Value| -> Vec<String> {
+        (v["diagnostics"].as_array().expect("diagnostics").iter())
+            .map(|d| d["rule"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let run = || {
+        let out = karplint()
+            .current_dir(dir.path())
+            .args(["--format", "json", "gpu.yaml"])
+            .output()
+            .expect("runs");
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    assert!(!rules(&run()).contains(&"untolerated-taint".to_string()));
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "cluster:\n  admission:\n    extendedResourceToleration: false\n",
+    )
+    .expect("write");
+    assert!(rules(&run()).contains(&"untolerated-taint".to_string()));
+}

@@ -196,6 +196,8 @@ pub struct ClusterFacts {
     pub node_groups: Vec<NodeGroup>,
     pub subnets: Vec<Subnet>,
     pub fargate: Vec<FargateSelector>,
+    /// The admission plugins that change pods before Karpenter sees them.
+    pub admission: super::pod::Admission,
 }
 
 impl ClusterFacts {
@@ -393,6 +395,7 @@ impl ClusterFacts {
         self.node_groups.extend(other.node_groups.iter().cloned());
         self.subnets.extend(other.subnets.iter().cloned());
         self.fargate.extend(other.fargate.iter().cloned());
+        self.admission = other.admission;
     }
 
     /// Whether anything is known about capacity outside Karpenter.

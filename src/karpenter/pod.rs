@@ -221,9 +221,64 @@ fn check_restricted(_obj: &Object, key: &str, span: Span) -> Result<(), Ignored>
     }
 }
 
-/// The pod's tolerations, converted; invalid entries (unknown operator or effect) are
-/// dropped, as the API server would reject them anyway.
-pub fn tolerations(spec: &PodSpec) -> Vec<Toleration> {
+/// The admission plugins that change a pod before Karpenter sees it (`cluster.admission`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    /// Kubernetes' `ExtendedResourceToleration` plugin, which EKS enables: a pod that
+    /// requests an extended resource tolerates `NoSchedule` taints keyed by it.
+    pub extended_resource_toleration: bool,
+}
+
+impl Default for Admission {
+    /// What EKS runs.
+    fn default() -> Self {
+        Admission {
+            extended_resource_toleration: true,
+        }
+    }
+}
+
+/// Whether a resource name is an extended resource: qualified (`vendor/name`), outside
+/// the `kubernetes.io` namespaces and not a quota's `requests.` name. Mirrors
+/// `pkg/apis/core/helper.IsExtendedResourceName`.
+pub fn is_extended_resource(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.")
+}
+
+/// The tolerations the `ExtendedResourceToleration` admission plugin adds: `Exists` with
+/// effect `NoSchedule` for each extended resource a container or init container requests
+/// (a limit alone counts: the API server defaults the request to it first). Mirrors
+/// `plugin/pkg/admission/extendedresourcetoleration` `Admit`.
+fn extended_resource_tolerations(spec: &PodSpec) -> impl Iterator<Item = Toleration> {
+    let mut names: Vec<&str> = (spec.containers.iter())
+        .chain(spec.init_containers.iter())
+        .filter_map(|c| c.resources.as_ref())
+        .flat_map(|r| r.value.requests.iter().chain(r.value.limits.iter()))
+        .map(|(k, _)| k)
+        .filter(|k| is_extended_resource(k))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter().map(|name| Toleration {
+        key: name.to_string(),
+        operator: TolerationOperator::Exists,
+        value: String::new(),
+        effect: Some(Effect::NoSchedule),
+    })
+}
+
+/// The pod's tolerations as the API server stores them: those written, converted (invalid
+/// entries, with an unknown operator or effect, are dropped, as the API server would reject
+/// them anyway), then those the enabled admission plugins add.
+pub fn tolerations(spec: &PodSpec, admission: Admission) -> Vec<Toleration> {
+    let mut all = written_tolerations(spec);
+    if admission.extended_resource_toleration {
+        all.extend(extended_resource_tolerations(spec));
+    }
+    all
+}
+
+fn written_tolerations(spec: &PodSpec) -> Vec<Toleration> {
     spec.tolerations
         .iter()
         .filter_map(|t| {
@@ -401,6 +456,22 @@ pub fn requests_with(obj: &Object, spec: &PodSpec, pod_level: PodLevelResources)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Upstream `pkg/apis/core/helper` `TestIsExtendedResourceName` (the cases karplint meets).
+    #[test]
+    fn is_extended_resource_name() {
+        for (name, extended) in [
+            ("nvidia.com/gpu", true),
+            ("aws.amazon.com/neuron", true),
+            ("vpc.amazonaws.com/pod-eni", true),
+            ("cpu", false),
+            ("hugepages-2Mi", false),
+            ("kubernetes.io/something", false),
+            ("requests.example.com/foo", false),
+        ] {
+            assert_eq!(is_extended_resource(name), extended, "{name}");
+        }
+    }
 
     /// The pod spec of the only object of `yaml` (a bare Pod's `spec`).
     fn attempts_of(spec: &str) -> Result<Vec<Attempt>, Ignored> {

@@ -54,7 +54,7 @@ impl PendingWorkload {
         Some(PendingWorkload {
             replicas,
             attempts: sim.relaxations(pod::attempts(obj, spec).ok()?),
-            tolerations: pod::tolerations(spec),
+            tolerations: pod::tolerations(spec, sim.admission),
             requests: pod::requests(obj, spec),
             host_ports: pod::host_ports(spec),
             one_per_node: super::topology::self_anti_affinity_on_hostname(obj, spec),

@@ -325,6 +325,8 @@ pub struct Simulator<'a, 'c> {
     gates: Vec<Option<Failure>>,
     /// Some pool has a `PreferNoSchedule` taint: Karpenter's last relaxation tolerates them.
     prefer_no_schedule: bool,
+    /// What admission adds to every pod the simulator is asked about.
+    pub(super) admission: pod::Admission,
     /// The cluster's zones, where every type is offered; empty when unknown (any zone).
     zones: Vec<String>,
     /// Per pool: the number of its template, shared by pools whose stages read the same
@@ -519,7 +521,9 @@ pub(super) fn first_untolerated(
 }
 
 impl<'a, 'c> Simulator<'a, 'c> {
-    pub fn new(index: &Index<'a>, catalog: &'c Catalog) -> Self {
+    /// The simulator for the NodePools and DaemonSets of `index`, with pods as `admission`
+    /// leaves them.
+    pub fn new(index: &Index<'a>, catalog: &'c Catalog, admission: pod::Admission) -> Self {
         let cache = std::sync::Mutex::new(super::pool::TypeRequirementCache::default());
         // Static NodePools are skipped by the dynamic scheduler.
         let dynamic: Vec<&Object> = index
@@ -543,7 +547,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 Some(DaemonSetPod {
                     attempt,
                     host_ports: pod::host_ports(spec),
-                    tolerations: pod::tolerations(spec),
+                    tolerations: pod::tolerations(spec, admission),
                     requests: pod::requests(o, spec).total,
                     _obj: o,
                 })
@@ -589,6 +593,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             pools,
             gates,
             prefer_no_schedule,
+            admission,
             zones: Vec::new(),
             overheads,
             overlays_present,
@@ -742,7 +747,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             Ok(a) => self.relaxations(a),
             Err(i) => return Verdict::Ignored(i),
         };
-        let tolerations = pod::tolerations(spec);
+        let tolerations = pod::tolerations(spec, self.admission);
         let requests = pod::requests(obj, spec);
         let host_ports = pod::host_ports(spec);
         // Point at the pod's tolerations when it has some: that is where one is missing.

@@ -184,7 +184,7 @@ pub struct Reach {
 impl Reach {
     pub fn of(sim: &Simulator, obj: &Object, spec: &PodSpec) -> Option<Reach> {
         let attempts = pod::attempts(obj, spec).ok()?;
-        let tolerations = pod::tolerations(spec);
+        let tolerations = pod::tolerations(spec, sim.admission);
         let memo_key = (
             attempts.iter().map(|a| a.requirements.clone()).collect(),
             tolerations.clone(),

@@ -37,7 +37,7 @@ impl Rule for StartupTaintWithoutAgent {
         let daemonsets: Vec<_> = cx
             .index
             .of_kind(Kind::DaemonSet)
-            .filter_map(|o| Some(pod::tolerations(o.workload()?.pod_spec()?)))
+            .filter_map(|o| Some(pod::tolerations(o.workload()?.pod_spec()?, cx.cluster.admission)))
             .collect();
         for o in cx.index.nodepools().filter(|o| !o.context) {
             let Some(np) = o.nodepool() else { continue };

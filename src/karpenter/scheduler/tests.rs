@@ -53,7 +53,7 @@ spec:
 fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
     let objects = crate::parse::parse_source(0, yaml, false, false).objects;
     let index = Index::new(&objects);
-    let sim = Simulator::new(&index, Catalog::builtin());
+    let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
     let workloads: Vec<PendingWorkload> = index
         .of_kind(Kind::Deployment)
         .map(|o| {

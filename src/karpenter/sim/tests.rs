@@ -36,7 +36,7 @@ spec:
 fn verdict(yaml: &str) -> Verdict {
     let objects = crate::parse::parse_source(0, yaml, false, false).objects;
     let index = Index::new(&objects);
-    let sim = Simulator::new(&index, Catalog::builtin());
+    let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
     let obj = index
         .of_kind(Kind::Deployment)
         .next()
@@ -310,7 +310,7 @@ spec:
 fn verdicts(yaml: &str, plain: bool) -> (Vec<String>, usize) {
     let objects = crate::parse::parse_source(0, yaml, false, false).objects;
     let index = Index::new(&objects);
-    let shared = Simulator::new(&index, Catalog::builtin());
+    let shared = Simulator::new(&index, Catalog::builtin(), Default::default());
     let mut evaluations = 0;
     let out = index
         .of_kind(Kind::Deployment)
@@ -318,7 +318,7 @@ fn verdicts(yaml: &str, plain: bool) -> (Vec<String>, usize) {
             let w = obj.workload().expect("a workload");
             let spec = w.pod_spec().expect("a pod spec");
             let verdict = if plain {
-                let mut sim = Simulator::new(&index, Catalog::builtin());
+                let mut sim = Simulator::new(&index, Catalog::builtin(), Default::default());
                 sim.template_of = (0..sim.pools.len()).collect();
                 let v = sim.schedule(obj, spec, w.replica_count(), false);
                 evaluations += sim.pool_evaluations();
@@ -537,7 +537,7 @@ fn upstream_cases() {
             (Verdict::Schedules(p), Some(name)) => {
                 let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
                 let index = Index::new(&objects);
-                let sim = Simulator::new(&index, Catalog::builtin());
+                let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
                 assert_eq!(sim.pools[p.pool].name, name, "{}", c.upstream);
             }
             (Verdict::Pending(f), None) => {

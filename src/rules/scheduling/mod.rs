@@ -207,7 +207,7 @@ fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
     let Ok(attempts) = pod::attempts(obj, spec) else {
         return false;
     };
-    let tolerations = pod::tolerations(spec);
+    let tolerations = pod::tolerations(spec, cx.cluster.admission);
     let requests = pod::requests(obj, spec).total;
     cx.cluster.node_groups.iter().any(|g| {
         g.taints.iter().all(|t| {
