@@ -60,6 +60,11 @@ pub struct LintArgs {
     /// or failOn from the config]
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
+    /// Render kustomizations with kustomize (or kubectl kustomize) when one is on PATH
+    /// (auto), always (fail without it), or never [default: auto, or kustomize from the
+    /// config]
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub kustomize: Option<crate::kustomize::Mode>,
     /// Read this config file instead of looking for .karplint.yaml
     #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
     pub config: Option<PathBuf>,
@@ -490,6 +495,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         plan: false,
         plan_batch: false,
         export_instance_types: false,
+        kustomize: args.kustomize.or(cfg.kustomize).unwrap_or_default(),
     };
     let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
     Ok((opts, fail_on))

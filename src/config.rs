@@ -122,6 +122,8 @@ pub struct Config {
     pub context: Vec<PathBuf>,
     pub fail_on: Option<FailOn>,
     pub cluster: Option<ClusterSection>,
+    /// `kustomize: auto|always|off`.
+    pub kustomize: Option<crate::kustomize::Mode>,
 }
 
 /// Why a config could not be used. Rendered by miette with the offending span.
@@ -162,6 +164,7 @@ struct RawConfig {
     context: Vec<String>,
     fail_on: Option<Spanned<String>>,
     cluster: Option<RawCluster>,
+    kustomize: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -266,6 +269,17 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
     let base = config_dir(path);
     let rules = validate_rules(&src, &raw.rules, known_rules)?;
     let fail_on = validate_fail_on(&src, raw.fail_on.as_ref())?;
+    let kustomize = match &raw.kustomize {
+        None => None,
+        Some(k) => Some(k.value.parse().map_err(|message| {
+            src.invalid(
+                span_of(k),
+                message,
+                "invalid mode",
+                Some("use one of auto, always, off".into()),
+            )
+        })?),
+    };
     let cluster = match raw.cluster {
         None => None,
         Some(c) => Some(validate_cluster(&src, c, &base)?),
@@ -278,6 +292,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         context: raw.context.iter().map(|c| base.join(c)).collect(),
         fail_on,
         cluster,
+        kustomize,
     })
 }
 
@@ -440,7 +455,7 @@ fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigEr
             span,
             format!("invalid config: {message}"),
             "here",
-            Some("top-level keys are rules, exclude, include, context, failOn and cluster".into()),
+            Some("top-level keys are rules, exclude, include, context, failOn, kustomize and cluster".into()),
         )
     })
 }
@@ -630,6 +645,19 @@ mod tests {
             Err(ConfigError::Invalid { message, span, .. }) => (message, span.offset()),
             other => panic!("expected an error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn kustomize_mode_and_admission() {
+        let text =
+            "kustomize: off\ncluster:\n  admission:\n    extendedResourceToleration: false\n";
+        let c = parse(Path::new("k/.karplint.yaml"), text, KNOWN).unwrap();
+        assert_eq!(c.kustomize, Some(crate::kustomize::Mode::Off));
+        let admission = c.cluster.unwrap().admission;
+        assert!(!admission.extended_resource_toleration);
+        let (message, offset) = err_text("kustomize: sometimes\n");
+        assert!(message.contains("auto, always or off"), "{message}");
+        assert_eq!(offset, "kustomize: ".len());
     }
 
     #[test]

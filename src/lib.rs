@@ -2,7 +2,7 @@
 //! Karpenter would leave a pod Pending.
 //!
 //! The pipeline is visible in the module tree:
-//! [`discover`] → [`parse`] (spans) → [`model`] → [`index`] → [`rules`] (reading [`facts`])
+//! [`discover`] (with [`kustomize`] rendering) → [`parse`] (spans) → [`model`] → [`index`] → [`rules`] (reading [`facts`])
 //! → [`report`], with the Karpenter simulator in [`karpenter`] and the whole run, as named
 //! phases, in [`engine`].
 
@@ -16,6 +16,7 @@ pub(crate) mod facts;
 pub mod fuzzing;
 pub(crate) mod index;
 pub mod karpenter;
+pub(crate) mod kustomize;
 pub(crate) mod model;
 pub mod parse;
 pub(crate) mod progress;

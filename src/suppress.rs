@@ -502,6 +502,7 @@ mod tests {
             name: "<stdin>".into(),
             origin: report::Origin::Stdin(Some(text.clone())),
             context: false,
+            kustomized: None,
         }];
         WORK.with(|w| w.set(0));
         let applied = apply(

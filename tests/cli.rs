@@ -558,3 +558,90 @@ fn extended_resource_toleration_is_on_by_default_and_can_be_turned_off() {
     .expect("write");
     assert!(rules(&run()).contains(&"untolerated-taint".to_string()));
 }
+
+/// The kustomize tree of `tests/data/kustomize` (a base, a `prod` overlay with a namespace,
+/// a name prefix and two patches, and a NodePool beside them), linted as JSON with `args`
+/// and `path` as `PATH`: `(rule, file, line)` of each finding, and the notes' text.
+fn kustomize_run(args: &[&str], path: &str) -> (Vec<(String, String, u64)>, String, i32) {
+    let out = karplint()
+        .current_dir("tests/data/kustomize")
+        .env("PATH", path)
+        .args(["--format", "json", "--no-color", "."])
+        .args(args)
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let findings = (v["diagnostics"].as_array().into_iter().flatten())
+        .map(|d| {
+            let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+            (s("rule"), s("file"), d["line"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    let human = karplint()
+        .current_dir("tests/data/kustomize")
+        .env("PATH", path)
+        .args(["--no-color", "."])
+        .args(args)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&human.stdout).into_owned();
+    (findings, text, out.status.code().unwrap_or(-1))
+}
+
+/// With kustomize (or kubectl) on PATH the overlay is rendered: the patch's memory request
+/// counts, the pod affinity target is found in the overlay's namespace, and the patch's
+/// nodeSelector is reported at its line in the patch file.
+#[test]
+fn kustomize_renders_overlays_and_maps_findings_to_their_files() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
+    if !has("kustomize") && !has("kubectl") {
+        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+        return;
+    }
+    let (findings, text, code) = kustomize_run(&[], &path);
+    assert_eq!(
+        findings,
+        [(
+            "incompatible-requirements".to_string(),
+            "overlays/prod/placement.yaml".to_string(),
+            9
+        )],
+        "{text}"
+    );
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("rendered 1 kustomization(s) with `"),
+        "{text}"
+    );
+}
+
+/// Without the tool the kustomizations are still read: patch files are not linted as
+/// workloads, the overlay's namespace is applied, and a note names the tool to install.
+#[test]
+fn kustomize_without_the_tool_reads_the_kustomizations() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let path = empty.path().to_str().expect("utf-8 path");
+    let (findings, text, _) = kustomize_run(&[], path);
+    // The base's own gap stays (the patch is not merged); the patches' containers, which
+    // have no image and no requests of their own, are not reported.
+    assert!(
+        findings
+            .iter()
+            .all(|(_, file, _)| file == "base/deployment.yaml"),
+        "{findings:?}"
+    );
+    assert!(
+        text.contains("namespace \"prod\" has no LimitRange"),
+        "{text}"
+    );
+    assert!(text.contains("install kustomize"), "{text}");
+    let (off, _, _) = kustomize_run(&["--kustomize", "off"], &path_with_tools());
+    assert_eq!(off, findings);
+    let (_, _, code) = kustomize_run(&["--kustomize", "always"], path);
+    assert_eq!(code, 2);
+}
+
+fn path_with_tools() -> String {
+    std::env::var("PATH").unwrap_or_default()
+}

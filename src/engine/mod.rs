@@ -19,6 +19,7 @@
 //! exit code.
 
 mod cluster;
+mod kustomized;
 mod run;
 mod sources;
 mod timings;
@@ -61,6 +62,8 @@ pub struct LintOptions {
     /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
     /// with those read from eksctl `ClusterConfig`s and `Node`s.
     pub cluster: ClusterFacts,
+    /// Whether kustomizations are rendered with the real tool (`kustomize:`).
+    pub kustomize: crate::kustomize::Mode,
 }
 
 impl Default for LintOptions {
@@ -78,6 +81,7 @@ impl Default for LintOptions {
             plan: false,
             plan_batch: false,
             export_instance_types: false,
+            kustomize: crate::kustomize::Mode::Auto,
         }
     }
 }
@@ -88,6 +92,9 @@ pub enum LintError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Discover(#[from] DiscoverError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Kustomize(#[from] crate::kustomize::KustomizeError),
     #[error("{path}: cannot read instance types: {source}")]
     #[diagnostic(
         code(karplint::instance_types),
@@ -154,8 +161,10 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         .transpose()?;
     let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
     let (inputs, mut read_errors) = discover_inputs(opts)?;
-    let (sources, stdin_errors) = sources::sources(inputs, stdin, opts.max_file_size);
+    let (inputs, kustomized) = kustomize_inputs(opts, inputs)?;
+    let (mut sources, stdin_errors) = sources::sources(inputs, stdin, opts.max_file_size);
     read_errors.extend(stdin_errors);
+    let renders = sources::add_kustomized(&mut sources, kustomized.plan);
 
     let mut hold_whole = vec![false; sources.len()];
     loop {
@@ -196,6 +205,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
             held: &held.objects,
             files: held.files,
             workloads,
+            renders: &renders,
+            notes: &kustomized.notes,
         });
         timings.mark("run phase");
         read_errors.extend(finished.read_errors);
@@ -203,6 +214,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         drop(cx);
         drop(index);
         report.sources = sources;
+        report.sources.extend(finished.mapped_sources);
         return Ok(Outcome {
             report,
             plan: finished.plan,
@@ -236,6 +248,48 @@ fn discover_inputs(opts: &LintOptions) -> Result<(Vec<Input>, Vec<ReadError>), L
         .collect();
     let inputs = discover::first_of_each(inputs, ctx_inputs, discover::identity);
     Ok((inputs, read_errors))
+}
+
+/// The inputs once kustomizations are read: the files they use replaced by the rendered
+/// roots, or kept with their changes noted ([`crate::kustomize::plan`]).
+fn kustomize_inputs(
+    opts: &LintOptions,
+    inputs: Vec<Input>,
+) -> Result<(Vec<Input>, Kustomized), LintError> {
+    let candidates: Vec<crate::kustomize::Candidate> = (inputs.iter())
+        .filter_map(|i| match i {
+            Input::File { path, context } => Some(crate::kustomize::Candidate {
+                path: path.clone(),
+                context: *context,
+            }),
+            _ => None,
+        })
+        .collect();
+    if !candidates
+        .iter()
+        .any(|c| crate::kustomize::is_kustomization(&c.path))
+    {
+        return Ok((inputs, Kustomized::default()));
+    }
+    let tool = (opts.kustomize != crate::kustomize::Mode::Off)
+        .then(crate::kustomize::Tool::find)
+        .flatten();
+    let mut plan = crate::kustomize::plan(&candidates, opts.kustomize, tool)?;
+    let notes = std::mem::take(&mut plan.notes);
+    let inputs = (inputs.into_iter())
+        .filter(|i| match i {
+            Input::File { path, .. } => !plan.replaced.contains(&crate::kustomize::normal(path)),
+            _ => true,
+        })
+        .collect();
+    Ok((inputs, Kustomized { plan, notes }))
+}
+
+/// What reading the kustomizations left for the run.
+#[derive(Default)]
+struct Kustomized {
+    plan: crate::kustomize::Plan,
+    notes: Vec<String>,
 }
 
 /// Numbers objects from `base` in their order: an object's id is unique in the run (held

@@ -19,6 +19,8 @@ pub(super) struct Finished {
     pub report: Report,
     pub plan: Vec<report::plan::PlanRow>,
     pub read_errors: Vec<ReadError>,
+    /// Files findings on rendered kustomizations moved to, numbered after the run's sources.
+    pub mapped_sources: Vec<Source>,
 }
 
 /// Everything the run phase reads.
@@ -30,6 +32,10 @@ pub(super) struct RunInput<'r, 'a, 'c> {
     pub held: &'r [Object],
     pub files: Vec<FileState>,
     pub workloads: WorkloadPhase,
+    /// The rendered kustomizations' sources, with their maps back to the files.
+    pub renders: &'r [(usize, crate::kustomize::remap::RenderMap)],
+    /// What reading the kustomizations noted.
+    pub notes: &'r [String],
 }
 
 pub(super) fn finish(input: RunInput) -> Finished {
@@ -40,6 +46,8 @@ pub(super) fn finish(input: RunInput) -> Finished {
         held,
         files,
         workloads: phase,
+        renders,
+        notes,
     } = input;
     let mut checked = phase.checked;
     let workloads = Workloads::new(checked.facts);
@@ -53,7 +61,16 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let plan = checked.rows.into_iter().map(|(_, row)| row).collect();
 
     let mut files = FileSummary::of(files, sources);
+    files.notes.extend_from_slice(notes);
     findings.append(&mut files.problems);
+    let mapped_sources =
+        super::kustomized::remap(&mut findings, renders, sources, &mut files.has_suppressions);
+    let all_sources: std::borrow::Cow<[Source]> = if mapped_sources.is_empty() {
+        std::borrow::Cow::Borrowed(sources)
+    } else {
+        std::borrow::Cow::Owned([sources, &mapped_sources].concat())
+    };
+    let sources = &all_sources[..];
     let mut annotations = phase.annotations;
     annotations.add(held);
     let applied = suppress::apply(
@@ -92,6 +109,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
         },
         plan,
         read_errors: files.read_errors,
+        mapped_sources,
     }
 }
 

@@ -68,6 +68,7 @@ fn stdin_source(text: Option<String>) -> Source {
         name: "<stdin>".into(),
         origin: Origin::Stdin(text),
         context: false,
+        kustomized: None,
     }
 }
 
@@ -176,8 +177,44 @@ fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, parse::ParseProblem> {
 /// Parses a part of a source's text, noting whether it holds a suppression comment.
 fn parse_text(id: usize, src: &Source, text: &str, part: Part) -> ParsedFile {
     let helm = src.path().is_some_and(discover::is_helm_template);
+    let mut parsed = parse::parse_part(id, text, src.context, helm, part);
+    if let Some(t) = &src.kustomized {
+        parsed.objects.iter_mut().for_each(|o| t.apply(o));
+    }
     ParsedFile {
-        parsed: parse::parse_part(id, text, src.context, helm, part),
+        parsed,
         has_suppressions: !src.context && text.contains(suppress::MARKER),
     }
+}
+
+/// Gives the sources the kustomizations' changes karplint applies itself, and appends one
+/// source per rendered root (named after its directory), returning each with its map back
+/// to the files.
+pub(super) fn add_kustomized(
+    sources: &mut Vec<Source>,
+    plan: crate::kustomize::Plan,
+) -> Vec<(usize, crate::kustomize::remap::RenderMap)> {
+    if !plan.transforms.is_empty() {
+        for src in sources.iter_mut() {
+            let key = src.path().map(crate::kustomize::normal);
+            src.kustomized = key.and_then(|k| plan.transforms.get(&k).cloned());
+        }
+    }
+    let mut maps = Vec::new();
+    for r in plan.rendered {
+        let dir = r.file.parent().map(|d| d.display().to_string());
+        let dir = dir.filter(|d| !d.is_empty()).unwrap_or_else(|| ".".into());
+        let dir = dir.strip_prefix("./").unwrap_or(&dir).to_owned();
+        maps.push((
+            sources.len(),
+            crate::kustomize::remap::RenderMap::new(&r.text, &r.origin_base, r.patches),
+        ));
+        sources.push(Source {
+            name: format!("{dir} (kustomize build)"),
+            origin: crate::report::Origin::Stdin(Some(r.text)),
+            context: r.context,
+            kustomized: None,
+        });
+    }
+    maps
 }

@@ -48,6 +48,11 @@ pub struct ObjectMeta {
 }
 
 impl ObjectMeta {
+    /// The object's labels, to change them (kustomize's `commonLabels`).
+    pub fn labels_mut(&mut self) -> &mut SpannedMap {
+        &mut self.labels
+    }
+
     /// Drops the object labels no rule reads, once the kind is known ([`kept::object_labels`]):
     /// labels are most of a large tree's model otherwise.
     pub fn retain_read_labels(&mut self, kind: Kind) {

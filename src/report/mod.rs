@@ -27,6 +27,8 @@ pub struct Source {
     /// Where the text is read again for reports.
     pub origin: Origin,
     pub context: bool,
+    /// A kustomization's changes karplint applies itself, when the tool did not render it.
+    pub kustomized: Option<std::sync::Arc<crate::kustomize::Transform>>,
 }
 
 /// Where a source's text comes from. A large tree has one source per file, so the path is
@@ -57,6 +59,7 @@ impl Source {
             name,
             origin,
             context,
+            kustomized: None,
         }
     }
 
