@@ -93,6 +93,13 @@ pub struct LintArgs {
     /// Follow symbolic links while walking directories
     #[arg(long)]
     pub follow: bool,
+    /// Also lint hidden directories and files (`.github/`, `.pre-commit-config.yaml`);
+    /// `.git` is never walked
+    #[arg(long)]
+    pub hidden: bool,
+    /// Lint files that .gitignore, .ignore or .git/info/exclude ignore
+    #[arg(long)]
+    pub no_ignore: bool,
     /// Instance types from `aws ec2 describe-instance-types` JSON instead of the built-in
     /// catalog
     #[arg(long, value_name = "FILE")]
@@ -480,7 +487,11 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         },
         include: pick(&args.include, cfg.include),
         exclude: pick(&args.exclude, cfg.exclude),
-        follow: args.follow,
+        walk: engine::WalkOptions {
+            follow: args.follow,
+            hidden: args.hidden,
+            no_ignore: args.no_ignore,
+        },
         max_file_size: args.max_file_size,
         rules: levels,
         instance_types: args

@@ -1,10 +1,15 @@
 //! Discover stage: which files to lint, in a sorted, deterministic order.
 //!
-//! Directories are walked with walkdir (hidden directories such as `.git` skipped, symlinks
-//! not followed unless asked); `*.yaml`, `*.yml` and `*.json` are taken, filtered by the
-//! `--include`/`--exclude` globs. A file named on the command line is linted whatever its
-//! extension. `-` is standard input; a named FIFO, `/dev/stdin` or a process substitution
-//! (`<(kustomize build)`) is a stream, read once. An excluded directory is not entered.
+//! Directories are walked with the `ignore` crate (ripgrep's walker), in file-name order:
+//! `*.yaml`, `*.yml` and `*.json` are taken, filtered by the `--include`/`--exclude` globs.
+//! What the tree's `.gitignore`, `.ignore` and `.git/info/exclude` files ignore is not
+//! walked, whether or not the tree is a git repository (the user's global gitignore is not
+//! read, so a run depends on the tree alone; `--no-ignore` reads none of them). Hidden
+//! directories and files are skipped unless `--hidden`, and counted so the summary can
+//! name them; `.git` is never walked. Symlinks are not followed unless asked. A file named
+//! on the command line is linted whatever its extension or ignore files. `-` is standard
+//! input; a named FIFO, `/dev/stdin` or a process substitution (`<(kustomize build)`) is a
+//! stream, read once. An excluded directory is not entered.
 //! The same file named twice (`.` and `./app.yaml`, or linted and also given as context) is
 //! one input: inputs are told apart by their canonical path.
 
@@ -12,7 +17,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use walkdir::WalkDir;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Input {
@@ -42,7 +47,7 @@ pub enum DiscoverError {
     Glob { glob: String, message: String },
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Filters {
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
@@ -106,22 +111,49 @@ fn build(globs: &[String]) -> Result<Option<GlobSet>, DiscoverError> {
     })
 }
 
+/// How directories are walked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WalkOptions {
+    /// Follow symbolic links (`--follow`).
+    pub follow: bool,
+    /// Walk hidden directories and files too (`--hidden`); `.git` never.
+    pub hidden: bool,
+    /// Read no `.gitignore`, `.ignore` or `.git/info/exclude` (`--no-ignore`).
+    pub no_ignore: bool,
+}
+
+/// A hidden directory, or a hidden file that would have been linted, left out of a walk.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Hidden {
+    pub path: PathBuf,
+    pub dir: bool,
+}
+
+/// What [`discover`] found: the inputs, the paths it could not read, and the hidden
+/// entries it left out.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    pub inputs: Vec<Input>,
+    pub errors: Vec<DiscoverError>,
+    /// Sorted by path.
+    pub hidden: Vec<Hidden>,
+}
+
 /// Expands the command-line paths into inputs. Errors (a missing path, an unreadable
 /// directory) are returned beside the inputs that could be found: the run goes on.
 pub fn discover(
     paths: &[PathBuf],
     context: bool,
-    follow: bool,
+    walk_options: WalkOptions,
     filters: &Filters,
-) -> (Vec<Input>, Vec<DiscoverError>) {
-    let mut inputs = Vec::new();
-    let mut errors = Vec::new();
+) -> Discovered {
+    let mut out = Discovered::default();
     for p in paths {
         if p.as_os_str() == "-" {
-            inputs.push(Input::Stdin);
+            out.inputs.push(Input::Stdin);
             continue;
         }
-        let meta = if follow {
+        let meta = if walk_options.follow {
             std::fs::metadata(p)
         } else {
             std::fs::symlink_metadata(p).and_then(|m| {
@@ -134,78 +166,181 @@ pub fn discover(
         };
         match meta {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                errors.push(DiscoverError::Missing {
+                out.errors.push(DiscoverError::Missing {
                     path: p.display().to_string(),
                 })
             }
             // A symlink loop, a permission problem, …: say which.
-            Err(e) => errors.push(DiscoverError::Walk {
+            Err(e) => out.errors.push(DiscoverError::Walk {
                 path: p.display().to_string(),
                 message: e.to_string(),
             }),
-            Ok(m) if m.is_file() => inputs.push(Input::File {
+            Ok(m) if m.is_file() => out.inputs.push(Input::File {
                 path: p.clone(),
                 context,
             }),
-            Ok(m) if !m.is_dir() => inputs.push(Input::Stream {
+            Ok(m) if !m.is_dir() => out.inputs.push(Input::Stream {
                 path: p.clone(),
                 context,
             }),
-            Ok(_) => walk(p, context, follow, filters, &mut inputs, &mut errors),
+            Ok(_) => walk(p, context, walk_options, filters, &mut out),
         }
     }
-    inputs.sort();
-    inputs.dedup();
-    (inputs, errors)
+    out.inputs.sort();
+    out.inputs.dedup();
+    out.hidden.sort();
+    out.hidden.dedup();
+    out
 }
 
-fn walk(
-    root: &Path,
-    context: bool,
-    follow: bool,
-    filters: &Filters,
-    inputs: &mut Vec<Input>,
-    errors: &mut Vec<DiscoverError>,
-) {
-    let walker = WalkDir::new(root)
-        .follow_links(follow)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !e.file_type().is_dir()
-                // An excluded directory is not entered: nothing under it is linted, and a
-                // link loop inside it (with --follow) is never met.
-                || !(filters.excluded(e.path())
-                    || e.depth() > 0
-                        && e.file_name().to_str().is_some_and(|n| n.starts_with('.')))
-        });
-    for entry in walker {
+/// The name of karplint's own config file, hidden in every tree that has one: not worth a
+/// word when hidden files are skipped.
+const CONFIG_FILE_NAME: &str = ".karplint.yaml";
+
+fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out: &mut Discovered) {
+    let ignore_files = !options.no_ignore;
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .standard_filters(false)
+        .ignore(ignore_files)
+        .git_ignore(ignore_files)
+        .git_exclude(ignore_files)
+        .parents(ignore_files)
+        // A tree's ignore files apply whether or not it is a git checkout (an export, a
+        // container build context): the same tree lints the same files.
+        .require_git(false)
+        .follow_links(options.follow)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    let hidden = Arc::new(Mutex::new(Vec::new()));
+    let (keep_filters, keep_hidden) = (filters.clone(), Arc::clone(&hidden));
+    builder.filter_entry(move |e| keep(e, &keep_filters, options.hidden, &keep_hidden));
+    for entry in builder.build() {
         match entry {
             Ok(e) => {
-                if !e.file_type().is_file() {
+                if !e.file_type().is_some_and(|t| t.is_file()) {
                     continue;
                 }
                 let path = e.path();
-                if filters.included(path) && !filters.excluded(path) {
-                    inputs.push(Input::File {
-                        path: path.to_path_buf(),
+                if e.depth() > 0 && filters.included(path) && !filters.excluded(path) {
+                    out.inputs.push(Input::File {
+                        path: e.into_path(),
                         context,
                     });
                 }
             }
-            Err(e) => {
-                let path = e
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| root.display().to_string());
-                let message = match e.io_error() {
-                    Some(io) => io.to_string(),
-                    None => e.to_string(),
-                };
-                errors.push(DiscoverError::Walk { path, message });
-            }
+            Err(e) => out.errors.push(walk_error(root, e)),
         }
     }
+    // The builder still holds the filter's handle: take the list out of the shared one.
+    let mut noted = hidden
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    out.hidden.append(&mut noted);
+}
+
+/// Whether the walk takes `e`: `.git` never, an excluded directory not (nothing under it
+/// is linted, and a link loop inside it with `--follow` is never met), a hidden entry only
+/// with `--hidden` (otherwise noted in `hidden` when it is a directory or a file that would
+/// be linted).
+fn keep(
+    e: &ignore::DirEntry,
+    filters: &Filters,
+    show_hidden: bool,
+    hidden: &Mutex<Vec<Hidden>>,
+) -> bool {
+    if e.depth() == 0 {
+        return true;
+    }
+    let name = e.file_name();
+    if name == ".git" {
+        return false;
+    }
+    let dir = e.file_type().is_some_and(|t| t.is_dir());
+    let path = e.path();
+    if dir && filters.excluded(path) {
+        return false;
+    }
+    let is_hidden = name.to_str().is_some_and(|n| n.starts_with('.'));
+    if !is_hidden || show_hidden {
+        return true;
+    }
+    let noted =
+        dir || name != CONFIG_FILE_NAME && filters.included(path) && !filters.excluded(path);
+    if noted {
+        let path = path.strip_prefix("./").unwrap_or(path).to_path_buf();
+        hidden
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Hidden { path, dir });
+    }
+    false
+}
+
+/// A walk error as a [`DiscoverError`] naming the path it concerns.
+fn walk_error(root: &Path, e: ignore::Error) -> DiscoverError {
+    match e {
+        ignore::Error::WithPath { path, err } => DiscoverError::Walk {
+            path: path.display().to_string(),
+            message: err
+                .io_error()
+                .map_or_else(|| err.to_string(), ToString::to_string),
+        },
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error(root, *err)
+        }
+        ignore::Error::Loop { ancestor, child } => DiscoverError::Walk {
+            path: child.display().to_string(),
+            message: format!(
+                "symbolic link loop: it leads back to {}",
+                ancestor.display()
+            ),
+        },
+        other => DiscoverError::Walk {
+            path: root.display().to_string(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// How many hidden names a note shows before "and N more".
+const HIDDEN_NAMES_SHOWN: usize = 5;
+
+/// The summary's word on hidden entries left out: how many directories and files, the
+/// first few paths, and how to lint them. `None` when there are none.
+pub fn hidden_note(hidden: &[Hidden]) -> Option<String> {
+    if hidden.is_empty() {
+        return None;
+    }
+    let dirs = hidden.iter().filter(|h| h.dir).count();
+    let files = hidden.len() - dirs;
+    let count = |n: usize, one: &str, many: &str| match n {
+        0 => None,
+        1 => Some(format!("1 hidden {one}")),
+        n => Some(format!("{n} hidden {many}")),
+    };
+    let what: Vec<String> = [
+        count(dirs, "directory", "directories"),
+        count(files, "file", "files"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // Directories first, each group in path order.
+    let mut ordered: Vec<&Hidden> = hidden.iter().collect();
+    ordered.sort_by_key(|h| (!h.dir, &h.path));
+    let mut names: Vec<String> = ordered
+        .iter()
+        .take(HIDDEN_NAMES_SHOWN)
+        .map(|h| h.path.display().to_string())
+        .collect();
+    if hidden.len() > HIDDEN_NAMES_SHOWN {
+        names.push(format!("and {} more", hidden.len() - HIDDEN_NAMES_SHOWN));
+    }
+    Some(format!(
+        "{} skipped ({}); use --hidden to lint them",
+        what.join(" and "),
+        names.join(", ")
+    ))
 }
 
 /// True when `path` lies in a Helm chart's `templates/` directory (a `Chart.yaml` beside it).

@@ -2,7 +2,9 @@
 //! one file under two spellings, config files that are not what they seem, reports that
 //! must not land on an input, and bounds on what is read and started (`-j`, stack sizes,
 //! `--max-file-size` for standard input, the config and the instance types, excluded
-//! directories). Each test runs the built binary.
+//! directories). Then inputs that are not manifests (issue #16): Terraform and Handlebars
+//! templates, files the tree's ignore files ignore, and hidden directories. Each test runs
+//! the built binary.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -371,4 +373,206 @@ fn excluded_directories_are_not_walked() {
     let r = run(dir.path(), &["--follow", "."]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("loop"), "{}", r.stderr);
+}
+
+// --- issue #16: inputs that are not manifests -------------------------------------------------
+
+/// `tests/fixtures/templates`: templates derived from public EKS repositories.
+fn templates_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/templates")
+}
+
+/// The template files walked, plus those only linted when named (`*.tftpl`, `*.hbs`, and
+/// `*.yaml.tpl`, which the default globs do not take).
+const NAMED_TEMPLATES: [&str; 4] = [
+    ".",
+    "userdata.tftpl",
+    "service.yaml.hbs",
+    "workload.yaml.tpl",
+];
+
+#[test]
+fn terraform_and_handlebars_templates_are_skipped_with_their_language() {
+    let r = run(&templates_dir(), &NAMED_TEMPLATES);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.rules("parse-error"), 0, "{:#}", r.json);
+    // Five files skipped whole, one document skipped in a file otherwise linted.
+    assert_eq!(r.json["summary"]["skipped"], 5, "{:#}", r.json);
+    assert_eq!(r.json["summary"]["skipped_documents"], 1, "{:#}", r.json);
+
+    let out = karplint(&templates_dir())
+        .args(["--no-config", "--no-color", "--fail-on", "never"])
+        .args(NAMED_TEMPLATES)
+        .output()
+        .expect("runs");
+    let s = String::from_utf8_lossy(&out.stdout);
+    for (file, language) in [
+        (
+            "nodepool-terraform.yaml",
+            "Terraform template (templatefile)",
+        ),
+        ("workload.yaml.tpl", "Terraform template (templatefile)"),
+        ("userdata.tftpl", "Terraform template (templatefile)"),
+        ("deployment-handlebars.yaml", "Handlebars template"),
+        ("service.yaml.hbs", "Handlebars template"),
+    ] {
+        assert!(
+            s.contains(&format!("skipped {file}: unrendered {language}")),
+            "{file} not skipped as a {language}:\n{s}"
+        );
+    }
+    assert!(
+        s.contains(
+            "skipped the document at nodeclass-terraform.yaml:15: unrendered Terraform template"
+        ),
+        "{s}"
+    );
+    assert!(!s.contains("Helm"), "no template here is Helm's:\n{s}");
+}
+
+#[test]
+fn interpolation_in_a_valid_string_is_just_text() {
+    // The node class's `"${cluster_name}-node"` strings parse: it is linted, not skipped.
+    let r = run(&templates_dir(), &["nodeclass-terraform.yaml"]);
+    assert_eq!(r.json["summary"]["skipped"], 0, "{:#}", r.json);
+    assert_eq!(r.json["summary"]["documents"], 1, "{:#}", r.json);
+    assert_eq!(r.json["summary"]["objects"], 1, "{:#}", r.json);
+
+    // A document broken for another reason stays a parse-error, `${…}` or not.
+    let dir = tree();
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"${name}\"\ndata:\n  a: [1\n",
+    )
+    .expect("write");
+    // A duplicate key is an error too when the file quotes `${…}` elsewhere (a Spark
+    // config from data-on-eks): only a template with `%{ if }` branches writes a key twice.
+    std::fs::write(
+        dir.path().join("duplicate.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: spark\ndata:\n  \"spark.eventLog.dir\": \"s3a://${S3_BUCKET}/logs\"\n  \"spark.hadoop.fs.s3a.multipart.size\": \"128M\"\n  \"spark.hadoop.fs.s3a.multipart.size\": \"67108864\"\n",
+    )
+    .expect("write");
+    let r = run(dir.path(), &["broken.yaml", "duplicate.yaml"]);
+    assert_eq!(r.of("parse-error", "broken.yaml").len(), 1, "{:#}", r.json);
+    assert_eq!(
+        r.of("parse-error", "duplicate.yaml").len(),
+        1,
+        "{:#}",
+        r.json
+    );
+    assert_eq!(r.json["summary"]["skipped"], 0, "{:#}", r.json);
+}
+
+/// A tree that is not a git repository, with ignore files of each kind.
+fn ignoring_tree() -> tempfile::TempDir {
+    let dir = tree();
+    let p = dir.path();
+    for sub in [
+        "node_modules/chart",
+        "vendor",
+        "local",
+        ".git/info",
+        "config/git",
+    ] {
+        std::fs::create_dir_all(p.join(sub)).expect("mkdir");
+    }
+    for file in [
+        "node_modules/chart/deploy.yaml",
+        "vendor/deploy.yaml",
+        "local/deploy.yaml",
+        "generated.yaml",
+    ] {
+        std::fs::write(p.join(file), GOOD).expect("write");
+    }
+    std::fs::write(p.join(".gitignore"), "node_modules/\ngenerated.yaml\n").expect("write");
+    std::fs::write(p.join(".ignore"), "vendor/\n").expect("write");
+    std::fs::write(p.join(".git/info/exclude"), "local/\n").expect("write");
+    // A global gitignore that would ignore everything: never read.
+    std::fs::write(p.join("config/git/ignore"), "*.yaml\n").expect("write");
+    dir
+}
+
+#[test]
+fn ignore_files_are_honoured_and_the_global_gitignore_is_not() {
+    let dir = ignoring_tree();
+    let mut c = karplint(dir.path());
+    c.env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("HOME", dir.path())
+        .args(["--format", "json", "--fail-on", "never", "--no-config", "."]);
+    let r = json_run(c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.files(), 1, "only app.yaml: {:#}", r.json);
+
+    // Without a .git directory at all, .gitignore still applies.
+    std::fs::remove_dir_all(dir.path().join(".git")).expect("rm");
+    let r = run(dir.path(), &["."]);
+    assert_eq!(r.files(), 2, "app.yaml and local/: {:#}", r.json);
+
+    // --no-ignore lints them all; a file named on the command line is linted anyway.
+    let r = run(dir.path(), &["--no-ignore", "."]);
+    assert_eq!(r.files(), 5, "{:#}", r.json);
+    let r = run(dir.path(), &[".", "node_modules/chart/deploy.yaml"]);
+    assert_eq!(r.files(), 3, "{:#}", r.json);
+}
+
+/// A tree with hidden directories of every kind, `.git` among them.
+fn hidden_tree(extra: usize) -> tempfile::TempDir {
+    let dir = tree();
+    let p = dir.path();
+    let mut dirs = vec![
+        ".github/workflows".to_owned(),
+        ".terraform".into(),
+        ".git".into(),
+    ];
+    dirs.extend((0..extra).map(|i| format!(".extra{i}")));
+    for d in &dirs {
+        std::fs::create_dir_all(p.join(d)).expect("mkdir");
+        std::fs::write(p.join(d).join("x.yaml"), GOOD).expect("write");
+    }
+    std::fs::write(p.join(".hidden-manifest.yaml"), GOOD).expect("write");
+    dir
+}
+
+#[test]
+fn hidden_directories_are_counted_named_and_linted_with_hidden() {
+    let dir = hidden_tree(0);
+    let r = run(dir.path(), &["."]);
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    // .github, .terraform and the hidden file; .git is never counted.
+    assert_eq!(r.json["summary"]["skipped_hidden"], 3, "{:#}", r.json);
+
+    let out = karplint(dir.path())
+        .args(["--no-config", "--no-color", "--fail-on", "never", "."])
+        .output()
+        .expect("runs");
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("2 hidden directories and 1 hidden file skipped (.github, .terraform, .hidden-manifest.yaml); use --hidden to lint them"),
+        "{s}"
+    );
+
+    // --hidden lints them, and never .git.
+    let r = run(dir.path(), &["--hidden", "."]);
+    assert_eq!(r.files(), 4, "{:#}", r.json);
+    assert_eq!(r.json["summary"]["skipped_hidden"], 0, "{:#}", r.json);
+    assert!(
+        r.diagnostics()
+            .iter()
+            .all(|d| !d["file"].as_str().is_some_and(|f| f.contains(".git/"))),
+        "{:#}",
+        r.json
+    );
+
+    // Many: the first few are named, the rest counted.
+    let dir = hidden_tree(6);
+    let out = karplint(dir.path())
+        .args(["--no-config", "--no-color", "--fail-on", "never", "."])
+        .output()
+        .expect("runs");
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("8 hidden directories and 1 hidden file skipped (.extra0,"),
+        "{s}"
+    );
+    assert!(s.contains("and 4 more); use --hidden"), "{s}");
 }

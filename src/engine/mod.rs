@@ -26,7 +26,8 @@ mod timings;
 mod workload;
 
 use crate::config::Level;
-use crate::discover::{self, DiscoverError, Filters, Input};
+pub use crate::discover::WalkOptions;
+use crate::discover::{self, DiscoverError, Filters, Hidden, Input};
 use crate::index::Index;
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::ClusterFacts;
@@ -45,7 +46,8 @@ pub struct LintOptions {
     pub context: Vec<PathBuf>,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
-    pub follow: bool,
+    /// How directories are walked: `--follow`, `--hidden`, `--no-ignore`.
+    pub walk: WalkOptions,
     /// Files larger than this are skipped with a note.
     pub max_file_size: u64,
     /// Per-rule levels from the config and `--rule`: applied after suppressions.
@@ -73,7 +75,7 @@ impl Default for LintOptions {
             context: Vec::new(),
             include: Vec::new(),
             exclude: Vec::new(),
-            follow: false,
+            walk: WalkOptions::default(),
             max_file_size: 256 * 1024 * 1024,
             instance_types: None,
             rules: BTreeMap::new(),
@@ -160,7 +162,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         .map(|p| load_catalog(p, opts.max_file_size))
         .transpose()?;
     let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
-    let (inputs, mut read_errors) = discover_inputs(opts)?;
+    let (inputs, hidden, mut read_errors) = discover_inputs(opts)?;
     let (inputs, kustomized) = kustomize_inputs(opts, inputs)?;
     let (mut sources, stdin_errors) = sources::sources(inputs, stdin, opts.max_file_size);
     read_errors.extend(stdin_errors);
@@ -211,6 +213,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         timings.mark("run phase");
         read_errors.extend(finished.read_errors);
         let mut report = finished.report;
+        report.summary.skipped_hidden = hidden.len();
+        report.notes.extend(discover::hidden_note(&hidden));
         drop(cx);
         drop(index);
         report.sources = sources;
@@ -238,16 +242,23 @@ fn load_catalog(path: &Path, max: u64) -> Result<Catalog, LintError> {
 }
 
 /// The linted inputs, then the `--context` inputs not already linted; each file once,
-/// whatever its spelling (see [`discover::identity`]).
-fn discover_inputs(opts: &LintOptions) -> Result<(Vec<Input>, Vec<ReadError>), LintError> {
+/// whatever its spelling (see [`discover::identity`]). Beside them, the hidden entries the
+/// walks left out and the paths that could not be read.
+type DiscoveredInputs = (Vec<Input>, Vec<Hidden>, Vec<ReadError>);
+
+fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
     let filters = Filters::new(&opts.include, &opts.exclude)?;
-    let (inputs, errors) = discover::discover(&opts.paths, false, opts.follow, &filters);
-    let (ctx_inputs, ctx_errors) = discover::discover(&opts.context, true, opts.follow, &filters);
-    let read_errors = (errors.into_iter().chain(ctx_errors))
+    let linted = discover::discover(&opts.paths, false, opts.walk, &filters);
+    let context = discover::discover(&opts.context, true, opts.walk, &filters);
+    let read_errors = (linted.errors.into_iter().chain(context.errors))
         .map(ReadError::from)
         .collect();
-    let inputs = discover::first_of_each(inputs, ctx_inputs, discover::identity);
-    Ok((inputs, read_errors))
+    let mut hidden = linted.hidden;
+    hidden.extend(context.hidden);
+    hidden.sort();
+    hidden.dedup();
+    let inputs = discover::first_of_each(linted.inputs, context.inputs, discover::identity);
+    Ok((inputs, hidden, read_errors))
 }
 
 /// The inputs once kustomizations are read: the files they use replaced by the rendered

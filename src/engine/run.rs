@@ -159,19 +159,18 @@ impl FileSummary {
                 s.skipped.push((id, reason));
                 continue;
             }
-            if !p.templates.is_empty() && p.documents == 0 {
+            if let Some(&(_, _, language)) = p.templates.first()
+                && p.documents == 0
+            {
                 // Nothing but templates: the file is skipped whole, as a chart's are.
-                s.skipped.push((id, SkipReason::HelmTemplate));
+                s.skipped.push((id, SkipReason::Template(language)));
                 continue;
             }
             s.summary.skipped_documents += p.templates.len();
-            s.notes.extend(p.templates.iter().map(|(_, line)| {
-                format!(
-                    "skipped the document at {}:{line}: {}",
-                    src.name,
-                    SkipReason::HelmTemplate
-                )
-            }));
+            s.notes
+                .extend(p.templates.iter().map(|(_, line, language)| {
+                    format!("skipped the document at {}:{line}: {language}", src.name)
+                }));
             let rejected = p.problems.iter().filter(|pr| pr.rejected_value).count();
             if src.context {
                 let unread = p.problems.len() - rejected;

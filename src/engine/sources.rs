@@ -4,7 +4,7 @@
 use super::ReadError;
 use crate::discover::{self, Input};
 use crate::model::Span;
-use crate::parse::{self, ParsedSource, Part, SkipReason};
+use crate::parse::{self, ParsedSource, Part, SkipReason, Template};
 use crate::report::{Origin, Source};
 use crate::suppress;
 use std::borrow::Cow;
@@ -176,8 +176,7 @@ fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, parse::ParseProblem> {
 
 /// Parses a part of a source's text, noting whether it holds a suppression comment.
 fn parse_text(id: usize, src: &Source, text: &str, part: Part) -> ParsedFile {
-    let helm = src.path().is_some_and(discover::is_helm_template);
-    let mut parsed = parse::parse_part(id, text, src.context, helm, part);
+    let mut parsed = parse::parse_part(id, text, src.context, whole_template(src), part);
     if let Some(t) = &src.kustomized {
         parsed.objects.iter_mut().for_each(|o| t.apply(o));
     }
@@ -217,4 +216,14 @@ pub(super) fn add_kustomized(
         });
     }
     maps
+}
+
+/// The template language of a source that is a template whole: a file in a Helm chart's
+/// `templates/` directory, or one named `*.tftpl`, `*.hbs` or `*.handlebars`.
+fn whole_template(src: &Source) -> Option<Template> {
+    let path = src.path()?;
+    if discover::is_helm_template(path) {
+        return Some(Template::Helm);
+    }
+    Template::of_file_name(&path.file_name()?.to_string_lossy())
 }

@@ -5,12 +5,14 @@
 //! document is deserialized on its own: a broken document becomes one `parse-error` and the
 //! others are still linted. A document of a kind the model does not use is deserialized
 //! only as far as its header, and the rest is checked by [`skim`]. A document that fails
-//! to parse only because of Helm template syntax is skipped with a note instead of being
-//! reported as a syntax error; the other documents of its file are still linted.
+//! to parse only because of template syntax (Helm, Handlebars, Terraform: [`template`]) is
+//! skipped with a note naming the language instead of being reported as a syntax error;
+//! the other documents of its file are still linted.
 
 pub(crate) mod document;
 pub(crate) mod scan;
 pub(crate) mod skim;
+pub mod template;
 
 use crate::model::de::Str;
 use crate::model::{Body, Kind, Object, SourceId, Span};
@@ -18,24 +20,31 @@ use document::{DocRoot, DocSeed, RawDoc};
 use rayon::prelude::*;
 use serde::de::DeserializeSeed;
 use std::cell::RefCell;
+pub use template::Template;
 
 /// Why a whole source was not linted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipReason {
-    HelmTemplate,
+    /// An unrendered template: a Helm chart's `templates/`, a `*.tftpl` or `*.hbs` file, or
+    /// a file whose every document is one.
+    Template(Template),
     Binary,
-    TooLarge { bytes: u64, limit: u64 },
+    TooLarge {
+        bytes: u64,
+        limit: u64,
+    },
 }
 
 impl std::fmt::Display for SkipReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SkipReason::HelmTemplate => f.write_str(
-                "unrendered Helm template: lint the rendered output with `helm template <release> <chart> | karplint -`",
-            ),
+            SkipReason::Template(t) => t.fmt(f),
             SkipReason::Binary => f.write_str("binary file (contains NUL bytes)"),
             SkipReason::TooLarge { bytes, limit } => {
-                write!(f, "file is {bytes} bytes, over the {limit}-byte limit (--max-file-size)")
+                write!(
+                    f,
+                    "file is {bytes} bytes, over the {limit}-byte limit (--max-file-size)"
+                )
             }
         }
     }
@@ -65,9 +74,10 @@ pub struct ParsedSource {
     /// Documents without `apiVersion`/`kind` (values files, kustomization.yaml, …).
     pub not_objects: usize,
     pub skipped: Option<SkipReason>,
-    /// Documents skipped as unrendered Helm templates (they fail to parse only because of
-    /// template syntax): each one's offset and 1-based line. Not counted in `documents`.
-    pub templates: Vec<(usize, usize)>,
+    /// Documents skipped as unrendered templates (they fail to parse only because of
+    /// template syntax): each one's offset, 1-based line and language. Not counted in
+    /// `documents`.
+    pub templates: Vec<(usize, usize, Template)>,
     /// Documents of the source that the part parsed did not take.
     pub left_out: usize,
 }
@@ -110,7 +120,8 @@ pub fn parse_source(
     context: bool,
     helm_chart_file: bool,
 ) -> ParsedSource {
-    parse_part(id, text, context, helm_chart_file, Part::All)
+    let whole = helm_chart_file.then_some(Template::Helm);
+    parse_part(id, text, context, whole, Part::All)
 }
 
 /// Which documents of a source to parse: the pipeline parses the documents that may hold
@@ -157,17 +168,18 @@ impl ParsedSource {
     }
 }
 
-/// Parses the documents of one source that `part` takes.
+/// Parses the documents of one source that `part` takes. `whole_template` names the
+/// language of a file that is a template whole (see [`Template::of_file_name`]).
 pub fn parse_part(
     id: SourceId,
     text: &str,
     context: bool,
-    helm_chart_file: bool,
+    whole_template: Option<Template>,
     part: Part,
 ) -> ParsedSource {
-    if helm_chart_file {
+    if let Some(template) = whole_template {
         return ParsedSource {
-            skipped: Some(SkipReason::HelmTemplate),
+            skipped: Some(SkipReason::Template(template)),
             ..Default::default()
         };
     }
@@ -207,7 +219,7 @@ pub fn parse_part(
     }
     if !out.templates.is_empty() {
         let starts: Vec<usize> = line_starts(text.as_bytes()).collect();
-        for (offset, line) in &mut out.templates {
+        for (offset, line, _) in &mut out.templates {
             *line = starts.partition_point(|&s| s <= *offset);
         }
     }
@@ -250,7 +262,7 @@ impl ParsedSource {
                 self.documents += 1;
                 self.problems.push(p);
             }
-            DocResult::Template(offset) => self.templates.push((offset, 0)),
+            DocResult::Template(offset, language) => self.templates.push((offset, 0, language)),
         }
     }
 }
@@ -371,8 +383,8 @@ enum DocResult {
     /// The objects kept, how many were found, and their invalid values.
     Objects(Vec<Object>, usize, Vec<ParseProblem>),
     Problem(ParseProblem),
-    /// An unrendered Helm template, at this offset: see [`template_syntax_breaks`].
-    Template(usize),
+    /// An unrendered template, at this offset: see [`template_syntax_breaks`].
+    Template(usize, Template),
 }
 
 fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> DocResult {
@@ -385,12 +397,14 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
         root => root,
     };
     match root {
-        Err(_) if template_syntax_breaks(text) => DocResult::Template(offset),
-        Err(p) => DocResult::Problem(ParseProblem {
-            span: Span::new(offset + p.span.offset, p.span.len),
-            message: p.message,
-            rejected_value: false,
-        }),
+        Err(p) => match template_syntax_breaks(text) {
+            Some(language) => DocResult::Template(offset, language),
+            None => DocResult::Problem(ParseProblem {
+                span: Span::new(offset + p.span.offset, p.span.len),
+                message: p.message,
+                rejected_value: false,
+            }),
+        },
         Ok(DocRoot::Null) => DocResult::Empty,
         Ok(DocRoot::NotAMap) => DocResult::NotObject,
         Ok(DocRoot::Map(doc) | DocRoot::Header(doc)) => {
@@ -399,8 +413,10 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                 match deserialize(text, kind, false) {
                     Ok(DocRoot::Map(d)) => d,
                     Ok(_) => doc,
-                    Err(_) if template_syntax_breaks(text) => return DocResult::Template(offset),
                     Err(p) => {
+                        if let Some(language) = template_syntax_breaks(text) {
+                            return DocResult::Template(offset, language);
+                        }
                         return DocResult::Problem(ParseProblem {
                             span: Span::new(offset + p.span.offset, p.span.len),
                             message: p.message,
@@ -430,50 +446,34 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
     }
 }
 
-/// Does this document, which failed to parse, fail only because of Helm template syntax?
-/// It does when it holds `{{ … }}` actions and parses once they are blanked out (duplicate
-/// keys allowed, as `if`/`else` branches write the same key twice). A document that quotes
-/// `{{` in a valid string (Prometheus alert text) and fails for another reason is a
-/// `parse-error` like any other.
-fn template_syntax_breaks(text: &str) -> bool {
-    if memchr::memmem::find(text.as_bytes(), b"{{").is_none() {
-        return false;
-    }
-    let blanked = blank_template_actions(text);
-    let mut opts = options();
-    opts.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
-    let parse = |preset| {
-        serde_saphyr::with_deserializer_from_str_with_options(&blanked, opts.clone(), |d| {
-            DocSeed {
-                preset,
-                header_only: None,
-            }
-            .deserialize(d)
-        })
-    };
-    match parse(None) {
-        Ok(DocRoot::Map(doc)) if doc.needs_reparse => parse(classify(&doc)).is_ok(),
-        r => r.is_ok(),
-    }
-}
-
-/// `text` with every `{{ … }}` action (braces included) turned into spaces, line breaks
-/// kept: what a template's YAML reads like around its actions.
-fn blank_template_actions(text: &str) -> String {
-    let mut out = text.as_bytes().to_vec();
-    let mut from = 0;
-    while let Some(open) = memchr::memmem::find(&out[from..], b"{{").map(|p| from + p) {
-        let close =
-            memchr::memmem::find(&out[open + 2..], b"}}").map_or(out.len(), |p| open + 4 + p);
-        for b in &mut out[open..close] {
-            if !matches!(*b, b'\n' | b'\r') {
-                *b = b' ';
-            }
+/// Does this document, which failed to parse, fail only because of template syntax, and
+/// of which language? It does when it parses once the template's constructs are blanked out
+/// (duplicate keys allowed where the template has branches, as `if`/`else` write the same
+/// key twice): see [`template::breaking_language`]. A document that quotes `{{` or `${` in a valid string
+/// (Prometheus alert text) and fails for another reason is a `parse-error` like any other.
+fn template_syntax_breaks(text: &str) -> Option<Template> {
+    template::breaking_language(text, |blanked, duplicates| {
+        let mut opts = options();
+        if duplicates {
+            opts.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
         }
-        from = close;
-    }
-    // Only ASCII braces and the bytes between them (whole characters) became spaces.
-    String::from_utf8(out).unwrap_or_default()
+        let parse = |preset| {
+            serde_saphyr::with_deserializer_from_str_with_options(blanked, opts.clone(), |d| {
+                DocSeed {
+                    preset,
+                    header_only: None,
+                }
+                .deserialize(d)
+            })
+        };
+        let at = |e: serde_saphyr::Error| to_doc_error(blanked, &e).span.offset;
+        match parse(None) {
+            Ok(DocRoot::Map(doc)) if doc.needs_reparse => {
+                parse(classify(&doc)).map(drop).map_err(at)
+            }
+            r => r.map(drop).map_err(at),
+        }
+    })
 }
 
 fn classify(doc: &RawDoc) -> Option<Kind> {

@@ -98,9 +98,13 @@ pub struct Summary {
     pub documents: usize,
     pub objects: usize,
     pub skipped: usize,
-    /// Documents skipped as unrendered Helm templates in files otherwise linted.
+    /// Documents skipped as unrendered templates (Helm, Handlebars, Terraform) in files
+    /// otherwise linted.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_documents: usize,
+    /// Hidden directories, and hidden files that would have been linted, left out of the
+    /// walk (`--hidden` lints them; `.git` is never walked nor counted).
+    pub skipped_hidden: usize,
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
