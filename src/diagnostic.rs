@@ -39,6 +39,10 @@ pub struct ObjectRef {
     pub kind: Str,
     pub namespace: Option<Str>,
     pub name: Str,
+    /// Which pod template of a workload CRD (`workerGroupSpecs[gpu]`, `Worker`): one
+    /// object of the file is linted as one workload per template.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Str>,
 }
 
 impl ObjectRef {
@@ -48,15 +52,32 @@ impl ObjectRef {
             kind: o.kind_name.clone(),
             namespace: o.namespace().map(Str::from),
             name: o.name().into(),
+            role: o.workload().and_then(|w| w.role()).map(Str::from),
         }
+    }
+
+    /// The same object, whatever the role: a suppression on a CRD's own metadata covers
+    /// every one of its pod templates.
+    pub fn same_object(&self, other: &ObjectRef) -> bool {
+        (&self.api_version, &self.kind, &self.namespace, &self.name)
+            == (
+                &other.api_version,
+                &other.kind,
+                &other.namespace,
+                &other.name,
+            )
     }
 }
 
 impl std::fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.namespace {
-            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
-            None => write!(f, "{} {}", self.kind, self.name),
+            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name)?,
+            None => write!(f, "{} {}", self.kind, self.name)?,
+        }
+        match &self.role {
+            Some(role) => write!(f, " ({role})"),
+            None => Ok(()),
         }
     }
 }

@@ -210,7 +210,7 @@ impl Table {
             count_work(1);
             let s = &mut self.sups[i];
             if let Scope::Object { object: o, .. } = &s.scope
-                && object != Some(o)
+                && !object.is_some_and(|x| covers_object(o, x))
             {
                 continue;
             }
@@ -278,14 +278,32 @@ impl Table {
     }
 }
 
+/// Does an annotation on `scope` cover findings on `object`? An object's own annotation
+/// covers all its pod templates (a workload CRD is one object per template); a pod
+/// template's covers only that template.
+fn covers_object(scope: &ObjectRef, object: &ObjectRef) -> bool {
+    scope.same_object(object) && (scope.role.is_none() || scope.role == object.role)
+}
+
 fn annotation_suppressions(objects: &[Object]) -> Vec<Suppression> {
     let mut out = Vec::new();
+    // The document whose object annotation was read last: the pod templates of one
+    // workload CRD share it, and it is one suppression.
+    let mut last_doc = None;
     for o in objects.iter().filter(|o| !o.context) {
         let template = o.workload().map(|w| &w.template.metadata.annotations);
-        for ann in std::iter::once(&o.meta.annotations).chain(template) {
+        let doc = (o.source, o.doc_offset);
+        let own = (last_doc != Some(doc)).then_some(&o.meta.annotations);
+        last_doc = Some(doc);
+        for (i, ann) in own.into_iter().chain(template).enumerate() {
             let Some((_, v)) = ann.entry(ANNOTATION) else {
                 continue;
             };
+            let mut object = ObjectRef::of(o);
+            if i == 0 && own.is_some() {
+                // The object's own annotation: every pod template of it.
+                object.role = None;
+            }
             let span = o.span(v);
             let value = v.value.as_str();
             // Where the value's text starts inside the scalar: after a quote, or at once.
@@ -312,10 +330,10 @@ fn annotation_suppressions(objects: &[Object]) -> Vec<Suppression> {
                 source: o.source,
                 scope: Scope::Object {
                     doc_offset: o.doc_offset,
-                    object: ObjectRef::of(o),
+                    object: object.clone(),
                 },
                 ids,
-                object: Some(ObjectRef::of(o)),
+                object: Some(object),
             });
         }
     }

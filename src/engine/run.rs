@@ -9,6 +9,7 @@ use crate::config::Level;
 use crate::diagnostic::{Finding, Severity};
 use crate::facts::Workloads;
 use crate::model::Object;
+use crate::model::de::Str;
 use crate::parse::SkipReason;
 use crate::report::{self, Report, Source, Summary};
 use crate::rules::{self, Context};
@@ -125,6 +126,8 @@ struct FileSummary {
     has_suppressions: Vec<bool>,
     /// The parse problems of linted files, as `parse-error` findings.
     problems: Vec<Finding>,
+    /// Objects of unmodelled kinds that hold pod templates, by kind and apiVersion.
+    pod_holders: std::collections::BTreeMap<(Str, Str), usize>,
 }
 
 impl FileSummary {
@@ -188,6 +191,9 @@ impl FileSummary {
                 }
                 continue;
             }
+            for holder in p.pod_holders {
+                *s.pod_holders.entry(holder).or_default() += 1;
+            }
             s.summary.documents += p.documents;
             s.summary.objects += p.object_count;
             s.not_objects += p.not_objects;
@@ -205,6 +211,16 @@ impl FileSummary {
             }));
         }
         s.summary.skipped = s.skipped.len();
+        for ((kind, api), n) in std::mem::take(&mut s.pod_holders) {
+            let (objects, hold) = if n == 1 {
+                ("object", "holds")
+            } else {
+                ("objects", "hold")
+            };
+            s.notes.push(format!(
+                "{n} {kind} {objects} ({api}) {hold} pod templates karplint does not analyse; docs/workload-crds.md lists the workload kinds it reads"
+            ));
+        }
         s
     }
 }

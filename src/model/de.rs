@@ -180,6 +180,13 @@ pub trait Empty: 'static {
     fn empty() -> &'static Self;
 }
 
+impl<T> Rare<T> {
+    /// Whether the field was written.
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
 impl<T: Empty> std::ops::Deref for Rare<T> {
     type Target = T;
     fn deref(&self) -> &T {

@@ -6,6 +6,7 @@
 //! absolute in the file.
 
 pub mod cluster;
+pub mod crd;
 pub mod de;
 pub mod karpenter;
 pub mod kept;
@@ -94,6 +95,8 @@ pub enum Kind {
     ClusterConfig,
     /// HorizontalPodAutoscaler or KEDA ScaledObject.
     Autoscaler,
+    /// A workload CRD ([`crd::TABLE`]): one object per pod template once parsed.
+    Crd(crd::CrdKind),
     List,
     Other,
 }
@@ -127,7 +130,7 @@ impl Kind {
             "HorizontalPodAutoscaler" if group == "autoscaling" => Kind::Autoscaler,
             "ScaledObject" if group == "keda.sh" => Kind::Autoscaler,
             k if k == "List" || (k.ends_with("List") && k.len() > 4) => Kind::List,
-            _ => Kind::Other,
+            k => crd::CrdKind::classify(group, k).map_or(Kind::Other, Kind::Crd),
         }
     }
 
@@ -148,7 +151,21 @@ impl Kind {
                 | Kind::ReplicationController
                 | Kind::Job
                 | Kind::CronJob
+                | Kind::Crd(_)
         )
+    }
+
+    /// Its pods run until replaced (Deployments, StatefulSets, long-running CRDs such as
+    /// RayCluster or Rollout), rather than once to completion or once per node.
+    pub fn runs_indefinitely(self) -> bool {
+        match self {
+            Kind::Deployment
+            | Kind::StatefulSet
+            | Kind::ReplicaSet
+            | Kind::ReplicationController => true,
+            Kind::Crd(c) => c.long_running(),
+            _ => false,
+        }
     }
 }
 

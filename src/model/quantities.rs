@@ -132,12 +132,13 @@ pub fn invalid_quantities(obj: &Object) -> Vec<InvalidQuantity> {
     };
     match &obj.body {
         Body::Workload(w) => {
-            let field = match obj.kind {
-                Kind::Pod => "spec",
-                Kind::CronJob => "spec.jobTemplate.spec.template.spec",
-                _ => "spec.template.spec",
+            let field = match (obj.kind, &w.part) {
+                (_, Some(part)) => part.spec_path.as_deref(),
+                (Kind::Pod, _) => Some("spec"),
+                (Kind::CronJob, _) => Some("spec.jobTemplate.spec.template.spec"),
+                _ => Some("spec.template.spec"),
             };
-            if let Some(spec) = w.pod_spec() {
+            if let (Some(field), Some(spec)) = (field, w.pod_spec()) {
                 c.pod_spec(field, spec);
             }
         }

@@ -2,7 +2,8 @@
 //!
 //! Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job and
 //! CronJob all carry a pod spec somewhere; rules see one [`Workload`] with the replicas, the
-//! pod template and (for StatefulSets) the volume claim templates.
+//! pod template and (for StatefulSets) the volume claim templates. Workload CRDs are read
+//! into the same view, one [`Workload`] per pod template ([`super::crd`]).
 
 use super::de::{Empty, Rare, Spanned, SpannedMap, Str, Text, nullable};
 use super::storage::PvcSpec;
@@ -336,9 +337,16 @@ pub struct Workload {
     pub selector: Option<LabelSelector>,
     pub template: PodTemplate,
     pub volume_claim_templates: Box<[PvcTemplate]>,
+    /// For one of the pod templates of a workload CRD: which one ([`super::crd::Part`]).
+    pub part: Option<Box<super::crd::Part>>,
 }
 
 impl Workload {
+    /// The role of this template in a workload CRD with several (`workerGroupSpecs[gpu]`).
+    pub fn role(&self) -> Option<&str> {
+        self.part.as_ref().and_then(|p| p.role.as_deref())
+    }
+
     pub fn pod_spec(&self) -> Option<&PodSpec> {
         self.template.spec.as_ref().map(|s| &s.value)
     }

@@ -13,6 +13,7 @@
 use crate::model::cluster::{
     AutoscalerSpec, EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,
 };
+use crate::model::crd::{CrdSpec, SpecSeed};
 use crate::model::de::{Spanned, Text, nullable};
 use crate::model::karpenter::{
     KarpenterApi, NodeClass, NodePool, NodePoolSpecRaw, ProvisionerSpecRaw,
@@ -31,6 +32,8 @@ pub struct RawDoc {
     pub kind: Option<Spanned<Text>>,
     pub meta: ObjectMeta,
     pub body: Option<Body>,
+    /// The pod templates of a workload CRD, one workload each (its `body` stays `None`).
+    pub templates: Vec<Workload>,
     /// Items of a `kind: List` (or `*List`).
     pub items: Vec<RawDoc>,
     /// A body field came before `apiVersion`/`kind`: parse again with the kind preset.
@@ -158,7 +161,12 @@ impl<'de> Visitor<'de> for DocVisitor<'_> {
                     .as_ref()
                     .map(|a| a.value.as_str())
                     .unwrap_or("");
-                doc.body = acc.finish(k, api);
+                match k {
+                    Kind::Crd(_) => {
+                        doc.templates = acc.crd.map(CrdSpec::workloads).unwrap_or_default()
+                    }
+                    _ => doc.body = acc.finish(k, api),
+                }
             }
         }
         Ok(DocRoot::Map(Box::new(doc)))
@@ -197,6 +205,7 @@ struct Acc {
     nodeclass: Option<NodeClass>,
     cluster_config: EksctlClusterConfig,
     autoscaler: Option<AutoscalerSpec>,
+    crd: Option<CrdSpec>,
 }
 
 impl Acc {
@@ -270,6 +279,7 @@ impl Acc {
             (Kind::Autoscaler, "spec") => {
                 self.autoscaler = Some(map.next_value_seed(Nullable::new())?)
             }
+            (Kind::Crd(k), "spec") => self.crd = Some(map.next_value_seed(SpecSeed(k))?),
             (Kind::List, "items") => doc.items = map.next_value_seed(ItemsSeed)?,
             _ => {
                 map.next_value::<IgnoredAny>()?;
@@ -304,6 +314,7 @@ impl Acc {
                     selector: c.selector,
                     template: template(c.template),
                     volume_claim_templates: c.volume_claim_templates,
+                    part: None,
                 })
             }
             Kind::CronJob => {
@@ -314,6 +325,7 @@ impl Acc {
                     selector: job.selector,
                     template: template(job.template),
                     volume_claim_templates: Box::default(),
+                    part: None,
                 })
             }
             Kind::ReplicationController => {
@@ -328,6 +340,7 @@ impl Acc {
                     selector,
                     template: template(rc.template),
                     volume_claim_templates: Box::default(),
+                    part: None,
                 })
             }
             Kind::PersistentVolume => Some(Body::PersistentVolume(Box::new(
@@ -369,7 +382,7 @@ impl Acc {
             Kind::Autoscaler => Some(Body::Autoscaler(Box::new(
                 self.autoscaler.unwrap_or_default(),
             ))),
-            Kind::List | Kind::Other => None,
+            Kind::Crd(_) | Kind::List | Kind::Other => None,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! the other documents of its file are still linted.
 
 pub(crate) mod document;
+pub(crate) mod pods;
 pub(crate) mod scan;
 pub(crate) mod skim;
 pub mod template;
@@ -80,6 +81,9 @@ pub struct ParsedSource {
     pub templates: Vec<(usize, usize, Template)>,
     /// Documents of the source that the part parsed did not take.
     pub left_out: usize,
+    /// `(kind, apiVersion)` of each object of an unmodelled kind that holds a pod template
+    /// ([`pods`]): workloads karplint does not analyse.
+    pub pod_holders: Vec<(Str, Str)>,
 }
 
 /// Documents per chunk handed to one rayon task: large multi-document files are parsed in
@@ -165,6 +169,7 @@ impl ParsedSource {
         self.not_objects += other.not_objects;
         self.templates.extend(other.templates);
         self.left_out += other.left_out;
+        self.pod_holders.extend(other.pod_holders);
     }
 }
 
@@ -252,8 +257,9 @@ impl ParsedSource {
                 self.documents += 1;
                 self.not_objects += 1;
             }
-            DocResult::Objects(objs, count, invalid) => {
+            DocResult::Objects(objs, count, invalid, holder) => {
                 self.documents += 1;
+                self.pod_holders.extend(holder);
                 self.object_count += count;
                 self.objects.extend(objs);
                 self.problems.extend(invalid);
@@ -380,8 +386,9 @@ fn is_marker(line: &[u8], marker: &[u8]) -> bool {
 enum DocResult {
     Empty,
     NotObject,
-    /// The objects kept, how many were found, and their invalid values.
-    Objects(Vec<Object>, usize, Vec<ParseProblem>),
+    /// The objects kept, how many were found, their invalid values, and the kind and
+    /// apiVersion of an unmodelled object that holds a pod template ([`pods`]).
+    Objects(Vec<Object>, usize, Vec<ParseProblem>, Option<(Str, Str)>),
     Problem(ParseProblem),
     /// An unrendered template, at this offset: see [`template_syntax_breaks`].
     Template(usize, Template),
@@ -430,6 +437,10 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             if doc.api_version.is_none() || doc.kind.is_none() {
                 return DocResult::NotObject;
             }
+            let holder = match classify(&doc) {
+                Some(Kind::Other) => pods::holder(&doc, text),
+                _ => None,
+            };
             let mut objects = Vec::new();
             let count = into_objects(id, offset, *doc, context, &mut objects);
             let invalid = objects
@@ -441,7 +452,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                     rejected_value: true,
                 })
                 .collect();
-            DocResult::Objects(objects, count, invalid)
+            DocResult::Objects(objects, count, invalid, holder)
         }
     }
 }
@@ -504,32 +515,43 @@ fn into_objects(
             .map(|item| into_objects(id, offset, item, context, out))
             .sum();
     }
-    // Unmodelled kinds are counted as objects but carry nothing rules read.
-    let (kind, body) = match doc.body {
-        Some(body) => (kind, body),
-        None => (Kind::Other, Body::Other),
-    };
     let mut meta = doc.meta;
-    meta.retain_read_labels(kind);
-    let mut o = Object {
-        id: 0,
-        source: id,
-        doc_offset: offset,
-        context,
-        api_version: Str::default(),
-        api_version_span: Span::default(),
-        kind,
-        kind_name: Str::default(),
-        kind_span: Span::default(),
-        meta,
-        body,
+    // A workload CRD is one object per pod template, each with the CRD's header.
+    let bodies: Vec<(Kind, Body)> = match (kind, doc.body) {
+        (Kind::Crd(_), _) if !doc.templates.is_empty() => (doc.templates.into_iter())
+            .map(|w| (kind, Body::Workload(Box::new(w))))
+            .collect(),
+        (Kind::Crd(_), _) | (_, None) => vec![(Kind::Other, Body::Other)],
+        (_, Some(body)) => vec![(kind, body)],
     };
-    o.kind_span = o.span(&k);
-    o.api_version_span = o.span(&api);
-    o.api_version = api.value.0;
-    o.kind_name = k.value.0;
-    if o.is_read() {
-        out.push(o);
+    // Unmodelled kinds are counted as objects but carry nothing rules read.
+    meta.retain_read_labels(bodies[0].0);
+    let (api_version, kind_name) = (Str::from(api.value.as_str()), Str::from(k.value.as_str()));
+    let count = bodies.len();
+    for (i, (kind, body)) in bodies.into_iter().enumerate() {
+        let meta = if i + 1 == count {
+            std::mem::take(&mut meta)
+        } else {
+            meta.clone()
+        };
+        let mut o = Object {
+            id: 0,
+            source: id,
+            doc_offset: offset,
+            context,
+            api_version: api_version.clone(),
+            api_version_span: Span::default(),
+            kind,
+            kind_name: kind_name.clone(),
+            kind_span: Span::default(),
+            meta,
+            body,
+        };
+        o.kind_span = o.span(&k);
+        o.api_version_span = o.span(&api);
+        if o.is_read() {
+            out.push(o);
+        }
     }
     1
 }

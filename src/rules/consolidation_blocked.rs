@@ -64,7 +64,11 @@ fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Vec<&'
         return Vec::new();
     };
     let evicted =
-        |w: &&WorkloadFacts| !matches!(w.kind, Kind::DaemonSet | Kind::Job | Kind::CronJob);
+        |w: &&WorkloadFacts| match w.kind {
+            Kind::DaemonSet | Kind::Job | Kind::CronJob => false,
+            Kind::Crd(c) => c.long_running(),
+            _ => true,
+        };
     let ns = obj.effective_namespace();
     let beside: Vec<&WorkloadFacts> = (workloads.in_namespace_and_source(ns, obj.source))
         .filter(evicted)
@@ -251,10 +255,7 @@ fn multiple_pdbs(
 
 /// `karpenter.sh/do-not-disrupt: "true"` on the pods of a workload that runs indefinitely.
 fn do_not_disrupt(obj: &Object) -> Option<Finding> {
-    if !matches!(
-        obj.kind,
-        Kind::Deployment | Kind::StatefulSet | Kind::ReplicaSet | Kind::ReplicationController
-    ) {
+    if !obj.kind.runs_indefinitely() {
         return None;
     }
     let (k, v) = obj

@@ -6,7 +6,6 @@ use super::{Context, Findings, Placed, Rule};
 use crate::karpenter::sim::Verdict;
 use crate::karpenter::topology::{self, LABEL_HOSTNAME};
 use crate::karpenter::volumes::{self, ClaimVolume};
-use crate::model::Kind;
 use crate::model::workload::PodSpec;
 
 declare_rule!(
@@ -21,10 +20,7 @@ impl Rule for PvcWorkloadNotSpread {
         let obj = o.obj;
         let Some(w) = obj.workload() else { return };
         let Some(spec) = w.pod_spec() else { return };
-        let replicated = matches!(
-            obj.kind,
-            Kind::Deployment | Kind::StatefulSet | Kind::ReplicaSet | Kind::ReplicationController
-        );
+        let replicated = obj.kind.runs_indefinitely();
         let replicas = w.replica_count();
         if !replicated || replicas < 2 || spreads_by_host(spec) {
             return;

@@ -142,7 +142,9 @@ enum Reason {
 /// [`static_only`]) that need more than those nodes hold.
 fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
     let w = obj.workload()?;
-    if matches!(obj.kind, Kind::Job | Kind::CronJob) {
+    if matches!(obj.kind, Kind::Job | Kind::CronJob)
+        || matches!(obj.kind, Kind::Crd(c) if !c.long_running())
+    {
         return None;
     }
     let spec = w.pod_spec()?;

@@ -1,0 +1,898 @@
+//! Model stage, workload CRDs: the custom resources whose controllers create pods, and how
+//! each one's pod templates and replica counts are read.
+//!
+//! A RayCluster, a PyTorchJob or a SparkApplication reaches Karpenter as pods like any
+//! Deployment's. The parse stage reads such an object's `spec` into the kind's own lean type
+//! here ([`CrdSpec`], only the fields that shape its pods) and turns it into one
+//! [`Workload`] per pod template ([`CrdSpec::workloads`]): the template, its replicas by the
+//! kind's arithmetic (pointing at the field that sets them), and a role (`headGroupSpec`,
+//! `workerGroupSpecs[gpu]`, `Worker`) that tells the templates of one object apart in
+//! findings. Every template keeps its spans, so findings point into the CRD's own file.
+//! The table is documented in `docs/workload-crds.md`.
+
+use super::de::{Rare, Spanned, SpannedMap, Str, Text, nullable};
+use super::workload::{
+    Affinity, Container, ControllerSpec, PodSpec, PodTemplate, Resources, TemplateMeta, Toleration,
+    Volume, Workload,
+};
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use std::fmt;
+
+/// The workload CRDs karplint reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CrdKind {
+    RayCluster,
+    RayService,
+    RayJob,
+    LeaderWorkerSet,
+    PyTorchJob,
+    TFJob,
+    MPIJob,
+    XGBoostJob,
+    PaddleJob,
+    JAXJob,
+    VolcanoJob,
+    JobSet,
+    Rollout,
+    Workflow,
+    WorkflowTemplate,
+    ClusterWorkflowTemplate,
+    CronWorkflow,
+    SparkApplication,
+    ScheduledSparkApplication,
+    ScaledJob,
+    KnativeService,
+    KnativeConfiguration,
+}
+
+/// One row of the table: the API group and `kind` a CRD is recognised by.
+#[derive(Debug, Clone, Copy)]
+pub struct CrdEntry {
+    pub kind: CrdKind,
+    pub group: &'static str,
+    pub name: &'static str,
+    /// Its pods run until replaced (services), rather than to completion (jobs).
+    pub long_running: bool,
+}
+
+const fn row(kind: CrdKind, group: &'static str, name: &'static str, long: bool) -> CrdEntry {
+    CrdEntry {
+        kind,
+        group,
+        name,
+        long_running: long,
+    }
+}
+
+/// Every workload CRD karplint reads, by API group and kind.
+pub const TABLE: &[CrdEntry] = &[
+    row(CrdKind::RayCluster, "ray.io", "RayCluster", true),
+    row(CrdKind::RayService, "ray.io", "RayService", true),
+    row(CrdKind::RayJob, "ray.io", "RayJob", false),
+    row(
+        CrdKind::LeaderWorkerSet,
+        "leaderworkerset.x-k8s.io",
+        "LeaderWorkerSet",
+        true,
+    ),
+    row(CrdKind::PyTorchJob, "kubeflow.org", "PyTorchJob", false),
+    row(CrdKind::TFJob, "kubeflow.org", "TFJob", false),
+    row(CrdKind::MPIJob, "kubeflow.org", "MPIJob", false),
+    row(CrdKind::XGBoostJob, "kubeflow.org", "XGBoostJob", false),
+    row(CrdKind::PaddleJob, "kubeflow.org", "PaddleJob", false),
+    row(CrdKind::JAXJob, "kubeflow.org", "JAXJob", false),
+    row(CrdKind::VolcanoJob, "batch.volcano.sh", "Job", false),
+    row(CrdKind::JobSet, "jobset.x-k8s.io", "JobSet", false),
+    row(CrdKind::Rollout, "argoproj.io", "Rollout", true),
+    row(CrdKind::Workflow, "argoproj.io", "Workflow", false),
+    row(
+        CrdKind::WorkflowTemplate,
+        "argoproj.io",
+        "WorkflowTemplate",
+        false,
+    ),
+    row(
+        CrdKind::ClusterWorkflowTemplate,
+        "argoproj.io",
+        "ClusterWorkflowTemplate",
+        false,
+    ),
+    row(CrdKind::CronWorkflow, "argoproj.io", "CronWorkflow", false),
+    row(
+        CrdKind::SparkApplication,
+        "sparkoperator.k8s.io",
+        "SparkApplication",
+        false,
+    ),
+    row(
+        CrdKind::ScheduledSparkApplication,
+        "sparkoperator.k8s.io",
+        "ScheduledSparkApplication",
+        false,
+    ),
+    row(CrdKind::ScaledJob, "keda.sh", "ScaledJob", false),
+    row(
+        CrdKind::KnativeService,
+        "serving.knative.dev",
+        "Service",
+        true,
+    ),
+    row(
+        CrdKind::KnativeConfiguration,
+        "serving.knative.dev",
+        "Configuration",
+        true,
+    ),
+];
+
+impl CrdKind {
+    /// The workload CRD of an API group and kind, if karplint reads it.
+    pub fn classify(group: &str, kind: &str) -> Option<CrdKind> {
+        (TABLE.iter())
+            .find(|e| e.name == kind && e.group == group)
+            .map(|e| e.kind)
+    }
+
+    fn entry(self) -> &'static CrdEntry {
+        // Every kind has its row (checked by a test).
+        &TABLE[TABLE.iter().position(|e| e.kind == self).unwrap_or(0)]
+    }
+
+    /// Its pods run until replaced, as a Deployment's do.
+    pub fn long_running(self) -> bool {
+        self.entry().long_running
+    }
+}
+
+/// Where one pod template of a CRD sits, for findings and messages.
+#[derive(Debug, Clone, Default)]
+pub struct Part {
+    /// Tells the templates of one object apart (`workerGroupSpecs[gpu]`); `None` for kinds
+    /// with a single template.
+    pub role: Option<Str>,
+    /// The path of the pod spec in the object (`spec.workerGroupSpecs[0].template.spec`),
+    /// for messages on invalid values; `None` when the pod spec is built from the CRD's own
+    /// fields (SparkApplication), whose values are checked where they are converted.
+    pub spec_path: Option<String>,
+}
+
+/// The `spec` of a workload CRD: only the fields that shape its pods.
+#[derive(Debug, Clone)]
+pub enum CrdSpec {
+    Ray(RayClusterSpec),
+    RayService(RayServiceSpec),
+    RayJob(RayJobSpec),
+    Lws(LwsSpec),
+    Kubeflow(CrdKind, KubeflowSpec),
+    Volcano(VolcanoSpec),
+    JobSet(JobSetSpec),
+    /// `replicas` and `template` (Rollout, Knative Service and Configuration).
+    Controller(ControllerSpec),
+    Workflow(WorkflowSpec),
+    CronWorkflow(CronWorkflowSpec),
+    Spark(SparkSpec),
+    ScheduledSpark(ScheduledSparkSpec),
+    ScaledJob(ScaledJobSpec),
+}
+
+/// Deserializes a workload CRD's `spec` into its kind's type.
+pub struct SpecSeed(pub CrdKind);
+
+impl<'de> DeserializeSeed<'de> for SpecSeed {
+    type Value = CrdSpec;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CrdSpec, D::Error> {
+        use CrdKind as K;
+        Ok(match self.0 {
+            K::RayCluster => CrdSpec::Ray(nullable(d)?),
+            K::RayService => CrdSpec::RayService(nullable(d)?),
+            K::RayJob => CrdSpec::RayJob(nullable(d)?),
+            K::LeaderWorkerSet => CrdSpec::Lws(nullable(d)?),
+            k @ (K::PyTorchJob
+            | K::TFJob
+            | K::MPIJob
+            | K::XGBoostJob
+            | K::PaddleJob
+            | K::JAXJob) => CrdSpec::Kubeflow(k, nullable(d)?),
+            K::VolcanoJob => CrdSpec::Volcano(nullable(d)?),
+            K::JobSet => CrdSpec::JobSet(nullable(d)?),
+            K::Rollout | K::KnativeService | K::KnativeConfiguration => {
+                CrdSpec::Controller(nullable(d)?)
+            }
+            K::Workflow | K::WorkflowTemplate | K::ClusterWorkflowTemplate => {
+                CrdSpec::Workflow(nullable(d)?)
+            }
+            K::CronWorkflow => CrdSpec::CronWorkflow(nullable(d)?),
+            K::SparkApplication => CrdSpec::Spark(nullable(d)?),
+            K::ScheduledSparkApplication => CrdSpec::ScheduledSpark(nullable(d)?),
+            K::ScaledJob => CrdSpec::ScaledJob(nullable(d)?),
+        })
+    }
+}
+
+type Template = Option<Spanned<PodTemplate>>;
+type Count = Option<Spanned<i64>>;
+
+/// KubeRay `RayClusterSpec` (also `RayService.spec.rayClusterConfig` and
+/// `RayJob.spec.rayClusterSpec`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayClusterSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub head_group_spec: TemplateHolder,
+    #[serde(deserialize_with = "super::de::list")]
+    pub worker_group_specs: Box<[RayWorkerGroup]>,
+}
+
+/// A field that holds just a `template` (RayCluster's `headGroupSpec`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TemplateHolder {
+    #[serde(deserialize_with = "nullable")]
+    pub template: Template,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayWorkerGroup {
+    pub group_name: Option<Str>,
+    pub replicas: Count,
+    pub min_replicas: Count,
+    pub num_of_hosts: Count,
+    #[serde(deserialize_with = "nullable")]
+    pub template: Template,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayServiceSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub ray_cluster_config: RayClusterSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayJobSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub ray_cluster_spec: RayClusterSpec,
+    #[serde(deserialize_with = "nullable")]
+    pub submitter_pod_template: Template,
+}
+
+/// LeaderWorkerSet `spec`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LwsSpec {
+    pub replicas: Count,
+    #[serde(deserialize_with = "nullable")]
+    pub leader_worker_template: LeaderWorkerTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LeaderWorkerTemplate {
+    #[serde(deserialize_with = "nullable")]
+    pub leader_template: Template,
+    #[serde(deserialize_with = "nullable")]
+    pub worker_template: Template,
+    pub size: Count,
+}
+
+/// Kubeflow training jobs: a map from replica type (`Master`, `Worker`, …) to its spec,
+/// under a field named after the framework.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KubeflowSpec {
+    #[serde(deserialize_with = "ordered_map")]
+    pub pytorch_replica_specs: Box<[(Str, ReplicaSpec)]>,
+    #[serde(deserialize_with = "ordered_map")]
+    pub tf_replica_specs: Box<[(Str, ReplicaSpec)]>,
+    #[serde(deserialize_with = "ordered_map")]
+    pub mpi_replica_specs: Box<[(Str, ReplicaSpec)]>,
+    #[serde(deserialize_with = "ordered_map")]
+    pub xgb_replica_specs: Box<[(Str, ReplicaSpec)]>,
+    #[serde(deserialize_with = "ordered_map")]
+    pub paddle_replica_specs: Box<[(Str, ReplicaSpec)]>,
+    #[serde(deserialize_with = "ordered_map")]
+    pub jax_replica_specs: Box<[(Str, ReplicaSpec)]>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplicaSpec {
+    pub replicas: Count,
+    #[serde(deserialize_with = "nullable")]
+    pub template: Template,
+}
+
+/// Volcano `Job` `spec`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoSpec {
+    #[serde(deserialize_with = "super::de::list")]
+    pub tasks: Box<[NamedReplicas]>,
+}
+
+/// A named group of replicas of one template (Volcano tasks).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NamedReplicas {
+    pub name: Option<Str>,
+    pub replicas: Count,
+    #[serde(deserialize_with = "nullable")]
+    pub template: Template,
+}
+
+/// JobSet `spec`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSetSpec {
+    #[serde(deserialize_with = "super::de::list")]
+    pub replicated_jobs: Box<[ReplicatedJob]>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplicatedJob {
+    pub name: Option<Str>,
+    pub replicas: Count,
+    #[serde(deserialize_with = "nullable")]
+    pub template: JobHolder,
+}
+
+/// A Job template: `{spec: {parallelism, template}}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobHolder {
+    #[serde(deserialize_with = "nullable")]
+    pub spec: JobSpecLite,
+}
+
+/// The part of a Job's spec that says how many pods run at once.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSpecLite {
+    pub parallelism: Count,
+    #[serde(deserialize_with = "nullable")]
+    pub template: Template,
+}
+
+/// KEDA `ScaledJob` `spec`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScaledJobSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub job_target_ref: JobSpecLite,
+}
+
+/// Argo `WorkflowSpec` (Workflow, WorkflowTemplate, ClusterWorkflowTemplate, and
+/// `CronWorkflow.spec.workflowSpec`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkflowSpec {
+    #[serde(deserialize_with = "super::de::list")]
+    pub templates: Box<[ArgoTemplate]>,
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector: SpannedMap,
+    #[serde(deserialize_with = "super::de::list")]
+    pub tolerations: Box<[Toleration]>,
+    #[serde(deserialize_with = "nullable")]
+    pub affinity: Rare<Affinity>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub volumes: Box<[Volume]>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CronWorkflowSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub workflow_spec: WorkflowSpec,
+}
+
+/// One Argo template; those with a `container`, `script` or `containerSet` run a pod.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ArgoTemplate {
+    pub name: Option<Str>,
+    #[serde(deserialize_with = "nullable")]
+    pub metadata: TemplateMeta,
+    #[serde(deserialize_with = "nullable")]
+    pub container: Option<Spanned<Container>>,
+    #[serde(deserialize_with = "nullable")]
+    pub script: Option<Spanned<Container>>,
+    #[serde(deserialize_with = "nullable")]
+    pub container_set: Option<Spanned<ContainerSet>>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub init_containers: Box<[Container]>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub sidecars: Box<[Container]>,
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector: SpannedMap,
+    #[serde(deserialize_with = "super::de::list")]
+    pub tolerations: Box<[Toleration]>,
+    #[serde(deserialize_with = "nullable")]
+    pub affinity: Rare<Affinity>,
+    #[serde(deserialize_with = "super::de::list")]
+    pub volumes: Box<[Volume]>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerSet {
+    #[serde(deserialize_with = "super::de::list")]
+    pub containers: Box<[Container]>,
+}
+
+/// SparkApplication `spec`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SparkSpec {
+    pub image: Option<Spanned<Str>>,
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub driver: Option<Spanned<SparkPod>>,
+    #[serde(deserialize_with = "nullable")]
+    pub executor: Option<Spanned<SparkPod>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScheduledSparkSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub template: SparkSpec,
+}
+
+/// A SparkApplication's `driver` or `executor`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SparkPod {
+    pub cores: Option<Spanned<Text>>,
+    pub core_request: Option<Spanned<Text>>,
+    pub memory: Option<Spanned<Text>>,
+    pub memory_overhead: Option<Spanned<Text>>,
+    #[serde(deserialize_with = "nullable")]
+    pub gpu: Option<SparkGpu>,
+    /// Executors only.
+    pub instances: Count,
+    pub image: Option<Spanned<Str>>,
+    #[serde(deserialize_with = "nullable")]
+    pub labels: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector: SpannedMap,
+    #[serde(deserialize_with = "super::de::list")]
+    pub tolerations: Box<[Toleration]>,
+    #[serde(deserialize_with = "nullable")]
+    pub affinity: Rare<Affinity>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SparkGpu {
+    pub name: Option<Spanned<Str>>,
+    pub quantity: Option<Spanned<Text>>,
+}
+
+/// A map read as `(key, value)` pairs in document order (Kubeflow's replica specs).
+fn ordered_map<'de, D, T>(d: D) -> Result<Box<[(Str, T)]>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = Box<[(Str, T)]>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((k, v)) = m.next_entry::<Str, T>()? {
+                out.push((k, v));
+            }
+            Ok(out.into_boxed_slice())
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Box::default())
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Box::default())
+        }
+    }
+    d.deserialize_any(V(std::marker::PhantomData))
+}
+
+/// The product of replica factors (each written or its default), as a spanned count on the
+/// first factor written (the one users change), else on `fallback` (the template); `None`
+/// when nothing is written and the product is one pod, the default of a workload.
+fn product(factors: &[(&Count, i64)], fallback: (u32, u32)) -> Count {
+    let mut value: i64 = 1;
+    let mut at: Option<(u32, u32)> = None;
+    for (f, default) in factors {
+        let v = f.as_ref().map_or(*default, |s| s.value);
+        value = value.saturating_mul(v.max(0));
+        if let (None, Some(s)) = (at, f) {
+            at = Some((s.offset, s.len));
+        }
+    }
+    if at.is_none() && value == 1 {
+        return None;
+    }
+    let (offset, len) = at.unwrap_or(fallback);
+    Some(Spanned { value, offset, len })
+}
+
+/// Where a template starts, for counts no field states.
+fn at(t: &Template) -> (u32, u32) {
+    t.as_ref().map_or((0, 0), |t| (t.offset, t.len))
+}
+
+/// The workloads of a CRD under construction, in document order.
+struct Out(Vec<Workload>);
+
+impl Out {
+    fn template(&mut self, role: Option<String>, path: String, t: Template, replicas: Count) {
+        let Some(t) = t else { return };
+        self.0.push(Workload {
+            replicas,
+            selector: None,
+            template: t.value,
+            volume_claim_templates: Box::default(),
+            part: Some(Box::new(Part {
+                role: role.map(Str::from),
+                spec_path: Some(format!("{path}.spec")),
+            })),
+        });
+    }
+
+    fn ray(&mut self, base: &str, c: RayClusterSpec) {
+        let head = c.head_group_spec.template;
+        self.template(
+            Some("headGroupSpec".into()),
+            format!("{base}.headGroupSpec.template"),
+            head,
+            None,
+        );
+        for (i, g) in c.worker_group_specs.into_vec().into_iter().enumerate() {
+            let name = g.group_name.clone().unwrap_or_else(|| i.to_string().into());
+            let replicas = ray_workers(&g);
+            self.template(
+                Some(format!("workerGroupSpecs[{name}]")),
+                format!("{base}.workerGroupSpecs[{i}].template"),
+                g.template,
+                replicas,
+            );
+        }
+    }
+}
+
+/// A worker group's pods: `replicas` (raised to `minReplicas`, as KubeRay does; 0 when
+/// neither is written, KubeRay's default) times `numOfHosts` (default 1).
+pub fn ray_workers(g: &RayWorkerGroup) -> Count {
+    let min = g.min_replicas.as_ref().map_or(0, |m| m.value);
+    let replicas = match &g.replicas {
+        Some(r) if r.value >= min => &g.replicas,
+        _ => &g.min_replicas,
+    };
+    product(&[(replicas, 0), (&g.num_of_hosts, 1)], at(&g.template))
+}
+
+/// LeaderWorkerSet: `(leader pods, worker pods)`. Each of `replicas` groups (default 1)
+/// has `size` pods (default 1): one leader (from `leaderTemplate`, else from
+/// `workerTemplate`) and `size - 1` workers.
+pub fn lws_pods(s: &LwsSpec) -> (Count, Count) {
+    let t = &s.leader_worker_template;
+    if t.leader_template.is_some() {
+        let per_group = (t.size.as_ref()).map(|v| Spanned {
+            value: v.value.max(1) - 1,
+            offset: v.offset,
+            len: v.len,
+        });
+        let leaders = product(&[(&s.replicas, 1)], at(&t.leader_template));
+        let workers = product(&[(&s.replicas, 1), (&per_group, 0)], at(&t.worker_template));
+        (leaders, workers)
+    } else {
+        let workers = product(&[(&s.replicas, 1), (&t.size, 1)], at(&t.worker_template));
+        (None, workers)
+    }
+}
+impl CrdSpec {
+    /// One workload per pod template, in document order.
+    pub fn workloads(self) -> Vec<Workload> {
+        let mut out = Out(Vec::new());
+        match self {
+            CrdSpec::Ray(c) => out.ray("spec", c),
+            CrdSpec::RayService(s) => out.ray("spec.rayClusterConfig", s.ray_cluster_config),
+            CrdSpec::RayJob(s) => {
+                out.ray("spec.rayClusterSpec", s.ray_cluster_spec);
+                out.template(
+                    Some("submitterPodTemplate".into()),
+                    "spec.submitterPodTemplate".into(),
+                    s.submitter_pod_template,
+                    None,
+                );
+            }
+            CrdSpec::Lws(s) => {
+                let (leaders, workers) = lws_pods(&s);
+                let t = s.leader_worker_template;
+                let path = "spec.leaderWorkerTemplate";
+                out.template(
+                    Some("leaderTemplate".into()),
+                    format!("{path}.leaderTemplate"),
+                    t.leader_template,
+                    leaders,
+                );
+                out.template(
+                    Some("workerTemplate".into()),
+                    format!("{path}.workerTemplate"),
+                    t.worker_template,
+                    workers,
+                );
+            }
+            CrdSpec::Kubeflow(kind, s) => out.kubeflow(kind, s),
+            CrdSpec::Volcano(s) => {
+                for (i, t) in s.tasks.into_vec().into_iter().enumerate() {
+                    let name = t.name.clone().unwrap_or_else(|| i.to_string().into());
+                    let replicas = product(&[(&t.replicas, 1)], at(&t.template));
+                    let path = format!("spec.tasks[{i}].template");
+                    out.template(Some(format!("tasks[{name}]")), path, t.template, replicas);
+                }
+            }
+            CrdSpec::JobSet(s) => {
+                for (i, j) in s.replicated_jobs.into_vec().into_iter().enumerate() {
+                    let name = j.name.clone().unwrap_or_else(|| i.to_string().into());
+                    let job = j.template.spec;
+                    let replicas = product(
+                        &[(&j.replicas, 1), (&job.parallelism, 1)],
+                        at(&job.template),
+                    );
+                    let path = format!("spec.replicatedJobs[{i}].template.spec.template");
+                    let role = Some(format!("replicatedJobs[{name}]"));
+                    out.template(role, path, job.template, replicas);
+                }
+            }
+            CrdSpec::Controller(c) => {
+                let replicas = product(&[(&c.replicas, 1)], at(&c.template));
+                out.template(None, "spec.template".into(), c.template, replicas);
+            }
+            CrdSpec::Workflow(w) => out.workflow(w),
+            CrdSpec::CronWorkflow(c) => out.workflow(c.workflow_spec),
+            CrdSpec::Spark(s) => out.spark(s),
+            CrdSpec::ScheduledSpark(s) => out.spark(s.template),
+            CrdSpec::ScaledJob(s) => {
+                let job = s.job_target_ref;
+                let replicas = product(&[(&job.parallelism, 1)], at(&job.template));
+                let path = "spec.jobTargetRef.template".into();
+                out.template(None, path, job.template, replicas);
+            }
+        }
+        out.0
+    }
+}
+
+impl Out {
+    fn kubeflow(&mut self, kind: CrdKind, s: KubeflowSpec) {
+        let (field, specs) = match kind {
+            CrdKind::PyTorchJob => ("pytorchReplicaSpecs", s.pytorch_replica_specs),
+            CrdKind::TFJob => ("tfReplicaSpecs", s.tf_replica_specs),
+            CrdKind::MPIJob => ("mpiReplicaSpecs", s.mpi_replica_specs),
+            CrdKind::XGBoostJob => ("xgbReplicaSpecs", s.xgb_replica_specs),
+            CrdKind::PaddleJob => ("paddleReplicaSpecs", s.paddle_replica_specs),
+            _ => ("jaxReplicaSpecs", s.jax_replica_specs),
+        };
+        for (role, r) in specs.into_vec() {
+            let replicas = product(&[(&r.replicas, 1)], at(&r.template));
+            let path = format!("spec.{field}.{role}.template");
+            self.template(Some(role.to_string()), path, r.template, replicas);
+        }
+    }
+
+    /// Argo: every template that runs a pod (a `container`, `script` or `containerSet`),
+    /// with its own `nodeSelector`, `tolerations` and `affinity`, each replacing the
+    /// workflow's (as Argo's `addSchedulingConstraints` does).
+    fn workflow(&mut self, w: WorkflowSpec) {
+        for (i, t) in w.templates.into_vec().into_iter().enumerate() {
+            let mut containers: Vec<Container> = Vec::new();
+            let mut at = None;
+            for c in [t.container, t.script].into_iter().flatten() {
+                at.get_or_insert((c.offset, c.len));
+                let mut container = c.value;
+                // Argo names the container of a `container` or `script` template `main`.
+                container.name.get_or_insert(Spanned {
+                    value: Str::from("main"),
+                    offset: c.offset,
+                    len: c.len,
+                });
+                containers.push(container);
+            }
+            if let Some(set) = t.container_set {
+                at.get_or_insert((set.offset, set.len));
+                containers.extend(set.value.containers.into_vec());
+            }
+            let Some((offset, len)) = at else { continue };
+            containers.extend(t.sidecars.into_vec());
+            let pick = |mine: SpannedMap, wf: &SpannedMap| {
+                if mine.is_empty() { wf.clone() } else { mine }
+            };
+            let spec = PodSpec {
+                containers: containers.into_boxed_slice(),
+                init_containers: t.init_containers,
+                node_selector: pick(t.node_selector, &w.node_selector),
+                tolerations: if t.tolerations.is_empty() {
+                    w.tolerations.clone()
+                } else {
+                    t.tolerations
+                },
+                affinity: if t.affinity.is_set() {
+                    t.affinity
+                } else {
+                    w.affinity.clone()
+                },
+                volumes: (w.volumes.iter().cloned())
+                    .chain(t.volumes.into_vec())
+                    .collect(),
+                ..Default::default()
+            };
+            let name = t.name.clone().unwrap_or_else(|| i.to_string().into());
+            let template = PodTemplate {
+                metadata: t.metadata,
+                spec: Some(Spanned {
+                    value: spec,
+                    offset,
+                    len,
+                }),
+            };
+            self.0.push(Workload {
+                template,
+                part: Some(Box::new(Part {
+                    role: Some(format!("templates[{name}]").into()),
+                    spec_path: None,
+                })),
+                ..Default::default()
+            });
+        }
+    }
+
+    /// SparkApplication: the driver (one pod) and the executors (`instances`, default 1),
+    /// each a pod whose one container requests what Spark asks for (see [`spark_requests`]).
+    fn spark(&mut self, s: SparkSpec) {
+        for (role, pod) in [("driver", s.driver), ("executor", s.executor)] {
+            let Some(pod) = pod else { continue };
+            let (offset, len) = (pod.offset, pod.len);
+            let p = pod.value;
+            let replicas = if role == "executor" {
+                product(&[(&p.instances, 1)], (offset, len))
+            } else {
+                None
+            };
+            let container = Container {
+                name: Some(Spanned {
+                    value: format!("spark-kubernetes-{role}").into(),
+                    offset,
+                    len,
+                }),
+                image: p.image.clone().or_else(|| s.image.clone()),
+                resources: Some(Spanned {
+                    value: spark_requests(&p, (offset, len)),
+                    offset,
+                    len,
+                }),
+                ..Default::default()
+            };
+            let node_selector = if p.node_selector.is_empty() {
+                s.node_selector.clone()
+            } else {
+                p.node_selector
+            };
+            let spec = PodSpec {
+                containers: vec![container].into_boxed_slice(),
+                node_selector,
+                tolerations: p.tolerations,
+                affinity: p.affinity,
+                ..Default::default()
+            };
+            self.0.push(Workload {
+                replicas,
+                template: PodTemplate {
+                    metadata: TemplateMeta {
+                        labels: p.labels,
+                        ..Default::default()
+                    },
+                    spec: Some(Spanned {
+                        value: spec,
+                        offset,
+                        len,
+                    }),
+                },
+                part: Some(Box::new(Part {
+                    role: Some(role.into()),
+                    spec_path: None,
+                })),
+                ..Default::default()
+            });
+        }
+    }
+}
+
+/// Spark's minimum memory overhead: `max(0.1 × memory, 384 MiB)` (Spark on Kubernetes'
+/// `MEMORY_OVERHEAD_MIN_MIB` and default factor; non-JVM applications get a larger factor,
+/// so this is a lower bound).
+const OVERHEAD_MIN_MIB: u64 = 384;
+
+/// The requests Spark puts on a driver or executor pod: cpu `coreRequest`, else `cores`
+/// (default 1); memory `memory` (default `1g`) plus `memoryOverhead` (default the larger
+/// of 10% and 384 MiB); a GPU's `quantity` of its `name`. Spark writes memory in JVM
+/// notation (`512m` is 512 MiB), so it is converted. Each value is spanned on the field it
+/// came from, or on the role (`driver:`) when defaulted.
+pub fn spark_requests(p: &SparkPod, role: (u32, u32)) -> Resources {
+    let at = |s: Option<&Spanned<Text>>| s.map_or(role, |s| (s.offset, s.len));
+    let entry = |key: &str, value: String, (offset, len): (u32, u32)| {
+        let key = Spanned {
+            value: Str::from(key),
+            offset,
+            len,
+        };
+        let value = Spanned {
+            value: Text(value.into()),
+            offset,
+            len,
+        };
+        (key, value)
+    };
+    let mut requests = Vec::new();
+    let cpu = p.core_request.as_ref().or(p.cores.as_ref());
+    requests.push(entry(
+        "cpu",
+        cpu.map_or("1".into(), |c| c.value.to_string()),
+        at(cpu),
+    ));
+    let memory = p
+        .memory
+        .as_ref()
+        .map_or(Some(1024), |m| jvm_mib(m.value.as_str()));
+    let overhead = match &p.memory_overhead {
+        Some(o) => jvm_mib(o.value.as_str()),
+        None => memory.map(|m| (m / 10).max(OVERHEAD_MIN_MIB)),
+    };
+    if let (Some(m), Some(o)) = (memory, overhead) {
+        requests.push(entry(
+            "memory",
+            format!("{}Mi", m + o),
+            at(p.memory.as_ref()),
+        ));
+    }
+    let mut limits = Vec::new();
+    if let Some(g) = &p.gpu
+        && let (Some(name), Some(q)) = (&g.name, &g.quantity)
+    {
+        limits.push(entry(&name.value, q.value.to_string(), (q.offset, q.len)));
+    }
+    Resources {
+        requests: SpannedMap(requests.into_boxed_slice()),
+        limits: SpannedMap(limits.into_boxed_slice()),
+    }
+}
+
+/// A JVM memory string (`512m`, `2g`, `1024k`, `1t`, a plain byte count) in MiB, rounded
+/// up; `None` when it is not one.
+pub fn jvm_mib(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let lower = s.to_ascii_lowercase();
+    let (digits, unit) = match lower.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => lower.split_at(i),
+        None => (lower.as_str(), ""),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let kib = match unit {
+        "" | "b" => return Some(n.div_ceil(1024 * 1024)),
+        "k" | "kb" => n,
+        "m" | "mb" => n.checked_mul(1024)?,
+        "g" | "gb" => n.checked_mul(1024 * 1024)?,
+        "t" | "tb" => n.checked_mul(1024 * 1024 * 1024)?,
+        _ => return None,
+    };
+    Some(kib.div_ceil(1024))
+}
+
+#[cfg(test)]
+mod tests;
