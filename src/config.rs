@@ -83,6 +83,8 @@ pub struct ClusterSection {
     pub instance_types: Option<PathBuf>,
     /// Admission plugins the API server runs (`admission:`); EKS's by default.
     pub admission: crate::karpenter::pod::Admission,
+    /// Add-ons installed outside the manifests (`addons:`).
+    pub addons: Vec<String>,
 }
 
 /// A managed (non-Karpenter) node group.
@@ -176,6 +178,7 @@ struct RawCluster {
     subnets: Vec<RawSubnet>,
     instance_types: Option<String>,
     admission: RawAdmission,
+    addons: Vec<Spanned<String>>,
 }
 
 /// `cluster.admission`: each plugin on (`true`) or off; unset means as on EKS.
@@ -521,6 +524,21 @@ fn validate_cluster(
     for g in c.node_groups {
         node_groups.push(validate_node_group(src, g)?);
     }
+    let known = crate::karpenter::cluster::KNOWN_ADDONS;
+    for a in &c.addons {
+        if !known.contains(&a.value.as_str()) {
+            let hint = match closest(&a.value, &known) {
+                Some(k) => format!("did you mean `{k}`? known add-ons: {}", known.join(", ")),
+                None => format!("known add-ons: {}", known.join(", ")),
+            };
+            return Err(src.invalid(
+                span_of(a),
+                format!("unknown add-on {:?}", a.value),
+                "unknown add-on",
+                Some(hint),
+            ));
+        }
+    }
     Ok(ClusterSection {
         region: c.region,
         zones: c.zones,
@@ -535,6 +553,7 @@ fn validate_cluster(
             })
             .collect(),
         instance_types: c.instance_types.map(|p| base.join(p)),
+        addons: c.addons.into_iter().map(|a| a.value).collect(),
         admission: crate::karpenter::pod::Admission {
             extended_resource_toleration: c.admission.extended_resource_toleration.unwrap_or(true),
         },
@@ -605,6 +624,7 @@ impl ClusterSection {
         let mut facts = ClusterFacts {
             region: self.region.clone(),
             admission: self.admission,
+            addons: self.addons.clone(),
             ..Default::default()
         };
         for z in &self.zones {

@@ -645,3 +645,38 @@ fn kustomize_without_the_tool_reads_the_kustomizations() {
 fn path_with_tools() -> String {
     std::env::var("PATH").unwrap_or_default()
 }
+
+/// `cluster.addons` declares device plugins installed outside the manifests (Helm,
+/// Terraform): `missing-device-plugin` then stays quiet; an unknown name is a config error
+/// with the closest known one.
+#[test]
+fn cluster_addons_declare_device_plugins() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        "fixtures/missing-device-plugin/fire-gpu.yaml",
+        dir.path().join("gpu.yaml"),
+    )
+    .expect("copy");
+    let run = || {
+        karplint()
+            .current_dir(dir.path())
+            .args(["--format", "json", "gpu.yaml"])
+            .output()
+            .expect("runs")
+    };
+    let fires = |out: &std::process::Output| {
+        String::from_utf8_lossy(&out.stdout).contains("\"missing-device-plugin\"")
+    };
+    assert!(fires(&run()));
+    let config = dir.path().join(".karplint.yaml");
+    std::fs::write(&config, "cluster:\n  addons: [nvidia-device-plugin]\n").expect("write");
+    assert!(!fires(&run()));
+    std::fs::write(&config, "cluster:\n  addons: [nvidia-device-plugn]\n").expect("write");
+    let out = run();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("did you mean `nvidia-device-plugin`"),
+        "{stderr}"
+    );
+}

@@ -188,6 +188,14 @@ pub struct FargateSelector {
     pub labels: BTreeMap<String, String>,
 }
 
+/// The add-ons `cluster.addons` can declare: device plugins and agents that register node
+/// resources, installed outside the manifests (Helm, Terraform, an EKS add-on).
+pub const KNOWN_ADDONS: [&str; 3] = [
+    "nvidia-device-plugin",
+    "neuron-device-plugin",
+    "vpc-cni-pod-eni",
+];
+
 /// Everything karplint knows about capacity outside Karpenter.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterFacts {
@@ -198,6 +206,8 @@ pub struct ClusterFacts {
     pub fargate: Vec<FargateSelector>,
     /// The admission plugins that change pods before Karpenter sees them.
     pub admission: super::pod::Admission,
+    /// Add-ons installed outside the manifests (`cluster.addons`), by name.
+    pub addons: Vec<String>,
 }
 
 impl ClusterFacts {
@@ -396,6 +406,7 @@ impl ClusterFacts {
         self.subnets.extend(other.subnets.iter().cloned());
         self.fargate.extend(other.fargate.iter().cloned());
         self.admission = other.admission;
+        self.addons.extend(other.addons.iter().cloned());
     }
 
     /// Whether anything is known about capacity outside Karpenter.

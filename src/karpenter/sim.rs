@@ -606,6 +606,21 @@ impl<'a, 'c> Simulator<'a, 'c> {
         sim
     }
 
+    /// Whether DaemonSet `obj` runs on the nodes of pool `pool`: it tolerates the pool's
+    /// taints (startup taints aside) and its requirements fit the pool's, as the overhead
+    /// is counted (§6.4; core `isDaemonPodCompatible`).
+    pub fn daemonset_runs_on(&self, pool: usize, obj: &Object) -> bool {
+        let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
+            return false;
+        };
+        let Some(attempt) = pod::attempts(obj, spec).ok().and_then(|mut a| a.pop()) else {
+            return false;
+        };
+        let pool = &self.pools[pool];
+        first_untolerated(&pod::tolerations(spec, self.admission), &pool.taints, true).is_none()
+            && (pool.requirements).compatible_with_ok(&attempt.requirements, pool.flavor)
+    }
+
     /// DaemonSet overhead on one instance type of a pool (§6.4).
     fn daemon_overhead(&self, pool: usize, type_reqs: TypeRow) -> Cow<'_, ResourceList> {
         let o = &self.overheads[pool];

@@ -7,7 +7,7 @@ use super::{Context, Findings, Placed, Rule, Unless};
 use crate::facts::WorkloadFacts;
 use crate::karpenter::allocatable::AmiFamily;
 use crate::karpenter::sim::Verdict;
-use crate::model::Kind;
+use crate::model::{Kind, Object};
 
 declare_rule!(
     MissingDevicePlugin,
@@ -20,6 +20,8 @@ declare_rule!(
 struct Device {
     resource: fn(&str) -> bool,
     agent: &'static str,
+    /// Its name in `cluster.addons` ([`crate::karpenter::cluster::KNOWN_ADDONS`]).
+    addon: &'static str,
     /// Does this workload run that agent?
     provides: fn(&WorkloadFacts) -> bool,
     install: &'static str,
@@ -41,6 +43,7 @@ const DEVICES: &[Device] = &[
     Device {
         resource: |r| r == "nvidia.com/gpu",
         agent: "the NVIDIA device plugin",
+        addon: "nvidia-device-plugin",
         provides: |o| {
             images_or_name(
                 o,
@@ -52,12 +55,14 @@ const DEVICES: &[Device] = &[
     Device {
         resource: |r| r.starts_with("aws.amazon.com/neuron"),
         agent: "the Neuron device plugin",
+        addon: "neuron-device-plugin",
         provides: |o| images_or_name(o, &["neuron-device-plugin"]),
         install: "install the Neuron device plugin DaemonSet (Helm chart `neuron-helm-chart`), or pass its manifest with --context",
     },
     Device {
         resource: |r| r == "vpc.amazonaws.com/pod-eni",
         agent: "the VPC CNI with `ENABLE_POD_ENI=true`",
+        addon: "vpc-cni-pod-eni",
         provides: |w| {
             w.kind == Kind::DaemonSet
                 && (w.env_values("ENABLE_POD_ENI")).any(|v| v.eq_ignore_ascii_case("true"))
@@ -91,29 +96,53 @@ impl Rule for MissingDevicePlugin {
                 continue;
             };
             // EKS Auto Mode ships the NVIDIA and Neuron plugins; Bottlerocket's NVIDIA
-            // variants include the NVIDIA one.
+            // variants include the NVIDIA one; `cluster.addons` declares those installed
+            // outside the manifests.
             let built_in = (pool.np.is_eks_auto_mode() && key.value != "vpc.amazonaws.com/pod-eni")
                 || (key.value == "nvidia.com/gpu"
                     && pool.node_class_known
-                    && pool.family == AmiFamily::Bottlerocket);
+                    && pool.family == AmiFamily::Bottlerocket)
+                || cx.cluster.addons.iter().any(|a| a == d.addon);
             if built_in {
                 continue;
             }
+            // A plugin DaemonSet counts where it runs: on this pool's nodes.
+            let plugins: Vec<&Object> = (cx.index.of_kind(Kind::DaemonSet))
+                .filter(|ds| WorkloadFacts::of(ds, None, cx.index).is_some_and(|f| (d.provides)(&f)))
+                .collect();
+            if plugins.iter().any(|ds| sim.daemonset_runs_on(placement.pool, ds)) {
+                continue;
+            }
+            let finding = |message: String| {
+                META.finding(obj, obj.span(key), message)
+                    .label(format!("nothing registers {}", key.value))
+                    .help(d.install)
+                    .related(
+                        pool.obj,
+                        pool.name_span(),
+                        format!("NodePool \"{}\" would launch the node", pool.name),
+                    )
+            };
+            if let Some(ds) = plugins.first() {
+                out.push(
+                    finding(format!(
+                        "the pod requests `{}` but DaemonSet \"{}\", which runs {}, does not run on the nodes of NodePool \"{}\" (its node selector, affinity or tolerations keep it off): Karpenter launches the node, yet the resource is never registered on it and the pod stays Pending",
+                        key.value, ds.name(), d.agent, pool.name
+                    ))
+                    .help(format!(
+                        "let DaemonSet \"{}\" run on NodePool \"{}\"'s nodes: match its nodeSelector and affinity to the pool's labels and tolerate the pool's taints",
+                        ds.name(), pool.name
+                    ))
+                    .related(*ds, ds.name_span(), "the plugin DaemonSet"),
+                );
+                continue;
+            }
+            // An operator (the GPU Operator, a Helm release) may start the plugin itself.
             out.defer(
-                META.finding(obj,
-                    obj.span(key),
-                    format!(
-                        "the pod requests `{}` but no DaemonSet in the linted files or --context runs {}: Karpenter launches a node from NodePool \"{}\", yet the resource is never registered on it and the pod stays Pending",
-                        key.value, d.agent, pool.name
-                    ),
-                )
-                .label(format!("nothing registers {}", key.value))
-                .help(d.install)
-                .related(
-                    pool.obj,
-                    pool.name_span(),
-                    format!("NodePool \"{}\" would launch the node", pool.name),
-                ),
+                finding(format!(
+                    "the pod requests `{}` but no DaemonSet in the linted files or --context runs {}: Karpenter launches a node from NodePool \"{}\", yet the resource is never registered on it and the pod stays Pending",
+                    key.value, d.agent, pool.name
+                )),
                 Unless::Workload(d.provides),
             );
         }
