@@ -680,3 +680,24 @@ fn cluster_addons_declare_device_plugins() {
         "{stderr}"
     );
 }
+
+/// A finding a linted workload causes on a NodePool read with `--context` is reported at
+/// the workload, with the NodePool as a related location (it used to be dropped with the
+/// context object).
+#[test]
+fn context_pool_findings_caused_by_a_workload_stand_on_the_workload() {
+    let (v, _) = json(&[
+        "tests/data/context-csi/app",
+        "--context",
+        "tests/data/context-csi/platform",
+    ]);
+    let csi: Vec<&Value> = (v["diagnostics"].as_array().expect("diagnostics").iter())
+        .filter(|d| d["rule"] == "missing-csi-startup-taint")
+        .collect();
+    assert_eq!(csi.len(), 1, "{v}");
+    assert_eq!(csi[0]["file"], "tests/data/context-csi/app/db.yaml");
+    assert_eq!(
+        csi[0]["related"][0]["file"],
+        "tests/data/context-csi/platform/np.yaml"
+    );
+}

@@ -54,18 +54,30 @@ impl Rule for MissingCsiStartupTaint {
                 .first()
                 .map(|t| pool.obj.span(&t.key))
                 .unwrap_or_else(|| pool.name_span());
-            let mut f = META.finding(pool.obj,
-                span,
-                format!(
-                    "NodePool \"{}\" hosts pods with EBS volumes but has no `{EBS_AGENT_TAINT}` startup taint: pods can start before the EBS CSI node agent is ready and fail to attach their volumes",
-                    pool.name
-                ),
-            )
-            .label(format!("no `{EBS_AGENT_TAINT}:NoExecute` startup taint"))
-            .help(format!(
+            let message = format!(
+                "NodePool \"{}\" hosts pods with EBS volumes but has no `{EBS_AGENT_TAINT}` startup taint: pods can start before the EBS CSI node agent is ready and fail to attach their volumes",
+                pool.name
+            );
+            let label = format!("no `{EBS_AGENT_TAINT}:NoExecute` startup taint");
+            let help = format!(
                 "add to `{field}`:\n- key: {EBS_AGENT_TAINT}\n  effect: NoExecute\n(the EBS CSI node agent removes it once it can attach volumes)"
-            ));
-            for w in workloads.iter().take(5) {
+            );
+            // A NodePool read with --context is not reported on: the finding stands on the
+            // first linted workload that lands there, which is what the run is about.
+            let (mut f, others) = match (pool.obj.context, workloads.split_first()) {
+                (true, Some((first, others))) => (
+                    META.finding(*first, first.name_span, message)
+                        .label(format!(
+                            "mounts EBS volumes on NodePool \"{}\" (read with --context)",
+                            pool.name
+                        ))
+                        .related(pool.obj, span, label),
+                    others,
+                ),
+                _ => (META.finding(pool.obj, span, message).label(label), &workloads[..]),
+            };
+            f = f.help(help);
+            for w in others.iter().take(5) {
                 f = f.related(
                     *w,
                     w.name_span,
