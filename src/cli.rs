@@ -534,11 +534,11 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn)
         2
     })?;
     if let Some(path) = applied {
-        // Say which config shaped the run: in the human summary when there is one (JSON's
-        // shape has no place for it), else on standard error.
+        // Say which config shaped the run: a note in every lint format, else on standard
+        // error.
         let note = format!("config {path} applied");
-        if mode == Mode::Lint && (args.format.is_empty() || args.format.contains(&Format::Human)) {
-            outcome.report.notes.push(note);
+        if mode == Mode::Lint {
+            outcome.report.notes.push(report::Note::new("config", note));
         } else {
             eprintln!("karplint: {note}");
         }

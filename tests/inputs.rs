@@ -243,15 +243,21 @@ fn config_discovery_stops_at_the_repository_root() {
         "{stdout}"
     );
     assert!(!stdout.contains("missing-limit-range"), "{stdout}");
-    // Machine formats keep their shape: the note goes to standard error.
+    // Machine formats carry it as a note of kind `config`.
     let out = karplint(&repo.join("deploy"))
         .args(["--fail-on", "never", "--format", "json", "app.yaml"])
         .output()
         .expect("runs");
     let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert!(json.get("config").is_none());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(".karplint.yaml applied"), "{stderr}");
+    let notes = json["notes"].as_array().expect("notes");
+    assert!(
+        notes.iter().any(|n| n["kind"] == "config"
+            && n["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains(".karplint.yaml applied")),
+        "{json}"
+    );
 }
 
 // --- item 15: bounds ------------------------------------------------------------------------

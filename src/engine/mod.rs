@@ -214,7 +214,9 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         read_errors.extend(finished.read_errors);
         let mut report = finished.report;
         report.summary.skipped_hidden = hidden.len();
-        report.notes.extend(discover::hidden_note(&hidden));
+        report
+            .notes
+            .extend(discover::hidden_note(&hidden).map(|n| crate::report::Note::new("skipped", n)));
         drop(cx);
         drop(index);
         report.sources = sources;
@@ -286,7 +288,9 @@ fn kustomize_inputs(
         .then(crate::kustomize::Tool::find)
         .flatten();
     let mut plan = crate::kustomize::plan(&candidates, opts.kustomize, tool)?;
-    let notes = std::mem::take(&mut plan.notes);
+    let notes = (std::mem::take(&mut plan.notes).into_iter())
+        .map(|n| crate::report::Note::new("kustomize", n))
+        .collect();
     let inputs = (inputs.into_iter())
         .filter(|i| match i {
             Input::File { path, .. } => !plan.replaced.contains(&crate::kustomize::normal(path)),
@@ -300,7 +304,7 @@ fn kustomize_inputs(
 #[derive(Default)]
 struct Kustomized {
     plan: crate::kustomize::Plan,
-    notes: Vec<String>,
+    notes: Vec<crate::report::Note>,
 }
 
 /// Numbers objects from `base` in their order: an object's id is unique in the run (held

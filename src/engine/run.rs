@@ -11,7 +11,7 @@ use crate::facts::Workloads;
 use crate::model::Object;
 use crate::model::de::Str;
 use crate::parse::SkipReason;
-use crate::report::{self, Report, Source, Summary};
+use crate::report::{self, Note, Report, Source, Summary};
 use crate::rules::{self, Context};
 use crate::suppress;
 
@@ -36,7 +36,7 @@ pub(super) struct RunInput<'r, 'a, 'c> {
     /// The rendered kustomizations' sources, with their maps back to the files.
     pub renders: &'r [(usize, crate::kustomize::remap::RenderMap)],
     /// What reading the kustomizations noted.
-    pub notes: &'r [String],
+    pub notes: &'r [Note],
 }
 
 pub(super) fn finish(input: RunInput) -> Finished {
@@ -120,7 +120,7 @@ struct FileSummary {
     summary: Summary,
     read_errors: Vec<ReadError>,
     skipped: Vec<(usize, SkipReason)>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
     not_objects: usize,
     /// Per source: its text holds a suppression comment.
     has_suppressions: Vec<bool>,
@@ -172,22 +172,25 @@ impl FileSummary {
             s.summary.skipped_documents += p.templates.len();
             s.notes
                 .extend(p.templates.iter().map(|(_, line, language)| {
-                    format!("skipped the document at {}:{line}: {language}", src.name)
+                    Note::new(
+                        "skipped",
+                        format!("skipped the document at {}:{line}: {language}", src.name),
+                    )
                 }));
             let rejected = p.problems.iter().filter(|pr| pr.rejected_value).count();
             if src.context {
                 let unread = p.problems.len() - rejected;
                 if unread > 0 {
-                    s.notes.push(format!(
+                    s.notes.push(Note::new("checks-not-run", format!(
                         "context file {} has {} YAML error(s); objects in those documents were not read",
                         src.name, unread
-                    ));
+                    )));
                 }
                 if rejected > 0 {
-                    s.notes.push(format!(
+                    s.notes.push(Note::new("checks-not-run", format!(
                         "context file {} has {} invalid value(s) the API server would reject; those values were not read",
                         src.name, rejected
-                    ));
+                    )));
                 }
                 continue;
             }
@@ -217,26 +220,28 @@ impl FileSummary {
             } else {
                 ("objects", "hold")
             };
-            s.notes.push(format!(
+            s.notes.push(Note::new("not-analysed", format!(
                 "{n} {kind} {objects} ({api}) {hold} pod templates karplint does not analyse; docs/workload-crds.md lists the workload kinds it reads"
-            ));
+            )));
         }
         s
     }
 }
 
 /// Notes on checks the run could not make.
-fn run_notes(cx: &Context, workloads: &Workloads, static_only: bool) -> Vec<String> {
+fn run_notes(cx: &Context, workloads: &Workloads, static_only: bool) -> Vec<Note> {
     let mut notes = Vec::new();
     if cx.index.nodepools().next().is_none() && workloads.iter().any(|w| !w.context) {
-        notes.push(
-            "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context".into(),
-        );
+        notes.push(Note::new(
+            "checks-not-run",
+            "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context",
+        ));
     }
     if static_only {
-        notes.push(
-            "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml".into(),
-        );
+        notes.push(Note::new(
+            "checks-not-run",
+            "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml",
+        ));
     }
     notes
 }

@@ -63,6 +63,22 @@ pub fn render(report: &Report, texts: &Texts) -> String {
             escape_data(&escape::text(&message)),
         ));
     }
+    // The run's notes, a check that did not run as a warning, and each skipped file.
+    for n in &report.notes {
+        out.push_str(&format!(
+            "::{} title={}::{}\n",
+            if n.is_warning() { "warning" } else { "notice" },
+            escape_property(&format!("karplint {}", n.kind)),
+            escape_data(&escape::text(&n.message)),
+        ));
+    }
+    for (id, reason) in &report.skipped {
+        out.push_str(&format!(
+            "::notice file={},title=karplint skipped::{}\n",
+            escape_property(&escape::line(&report.sources[*id].name)),
+            escape_data(&escape::text(&format!("skipped: {reason}"))),
+        ));
+    }
     out
 }
 

@@ -272,7 +272,7 @@ pub fn summary_text(report: &Report) -> String {
         ));
     }
     for note in &report.notes {
-        out.push_str(&format!("  note: {}\n", escape::text(note)));
+        out.push_str(&format!("  note: {}\n", escape::text(&note.message)));
     }
     out
 }

@@ -10,6 +10,16 @@ pub struct JsonReport<'a> {
     pub version: u32,
     pub diagnostics: Vec<JsonDiagnostic<'a>>,
     pub summary: &'a super::Summary,
+    /// What the run could not do or assumed.
+    pub notes: &'a [super::Note],
+    /// Files skipped whole, with the reason (their count is `summary.skipped`).
+    pub skipped: Vec<JsonSkipped<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct JsonSkipped<'a> {
+    pub file: &'a str,
+    pub reason: String,
 }
 
 #[derive(Serialize)]
@@ -76,6 +86,13 @@ pub fn build<'a>(report: &'a Report, texts: &Texts) -> JsonReport<'a> {
         version: 1,
         diagnostics,
         summary: &report.summary,
+        notes: &report.notes,
+        skipped: (report.skipped.iter())
+            .map(|(id, reason)| JsonSkipped {
+                file: &report.sources[*id].name,
+                reason: reason.to_string(),
+            })
+            .collect(),
     }
 }
 

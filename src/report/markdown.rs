@@ -89,7 +89,7 @@ pub fn render(report: &Report, texts: &Texts) -> String {
         }
     }
     for note in &report.notes {
-        out.push_str(&format!("\n> note: {}\n", cell(note)));
+        out.push_str(&format!("\n> note: {}\n", cell(&note.message)));
     }
     out
 }

@@ -124,8 +124,32 @@ pub struct Report {
     pub skipped: Vec<(SourceId, SkipReason)>,
     /// Documents without apiVersion/kind, which are counted but not linted.
     pub not_objects: usize,
-    /// One-off notes for the summary (e.g. "no NodePool found").
-    pub notes: Vec<String>,
+    /// What the run could not do or assumed (no NodePool found, objects not analysed,
+    /// kustomize not rendered): every format carries them.
+    pub notes: Vec<Note>,
+}
+
+/// A note on the run, with a kind scripts can match on.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Note {
+    /// `checks-not-run` (a check the run could not make), `not-analysed` (objects karplint
+    /// does not read), `skipped` (documents or files left out), `kustomize`, `config`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl Note {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        Note {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Whether the note says a check did not run: a warning where the format has levels.
+    pub fn is_warning(&self) -> bool {
+        self.kind == "checks-not-run"
+    }
 }
 
 /// A finding's location, resolved against its source text.

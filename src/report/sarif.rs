@@ -194,8 +194,33 @@ struct Log<'a> {
 struct Run<'a> {
     #[serde(rename = "columnKind")]
     column_kind: &'static str,
+    /// One invocation, carrying the run's notes and skipped files.
+    invocations: [Value; 1],
     results: Results<'a>,
     tool: Value,
+}
+
+/// The invocation: notes and skipped files as `toolExecutionNotifications`.
+fn invocation(report: &Report) -> Value {
+    let notes = report.notes.iter().map(|n| {
+        json!({
+            "descriptor": {"id": n.kind},
+            "level": if n.is_warning() { "warning" } else { "note" },
+            "message": {"text": n.message},
+        })
+    });
+    let skipped = report.skipped.iter().map(|(id, reason)| {
+        json!({
+            "descriptor": {"id": "skipped"},
+            "level": "note",
+            "locations": [{"physicalLocation": {"artifactLocation": artifact(&report.sources[*id].name)}}],
+            "message": {"text": format!("skipped {}: {reason}", report.sources[*id].name)},
+        })
+    });
+    json!({
+        "executionSuccessful": true,
+        "toolExecutionNotifications": notes.chain(skipped).collect::<Vec<_>>(),
+    })
 }
 
 /// The results, built one by one as the serializer asks for them.
@@ -223,6 +248,7 @@ pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std:
         schema: SCHEMA,
         runs: [Run {
             column_kind: "unicodeCodePoints",
+            invocations: [invocation(report)],
             results: Results {
                 report,
                 texts,
