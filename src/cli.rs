@@ -576,6 +576,7 @@ fn run_lint(args: &LintArgs) -> i32 {
         // Paths come from the tree: no control character reaches the terminal.
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
     }
+    warn_if_nothing_linted(args, report);
     let mut code = 0;
     for (format, dest) in &dests {
         let color = *dest == Destination::Stdout
@@ -620,6 +621,44 @@ fn run_lint(args: &LintArgs) -> i32 {
         .threshold()
         .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
     i32::from(failed)
+}
+
+/// A run that found no manifest passes, but never in silence: a `warning:` on standard
+/// error names the paths (the exit code stays 0), with a hint when standard input is a pipe
+/// that `-` was not given to read.
+fn warn_if_nothing_linted(args: &LintArgs, report: &report::Report) {
+    if report.summary.documents > 0 || !report.findings.is_empty() {
+        return;
+    }
+    let paths: Vec<String> = (args.paths.iter())
+        .map(|p| report::escape::text(&p.display().to_string()).into_owned())
+        .collect();
+    let paths = if paths.is_empty() {
+        ".".to_string()
+    } else {
+        paths.join(", ")
+    };
+    eprintln!("warning: no Kubernetes manifests found in {paths}");
+    let stdin_named = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if !stdin_named && !std::io::stdin().is_terminal() && stdin_is_pipe() {
+        eprintln!(
+            "hint: standard input is a pipe; to lint what is piped in, pass `-` (e.g. `helm template ... | karplint -`)"
+        );
+    }
+}
+
+/// Whether standard input is a pipe (`cmd | karplint`), as opposed to a terminal or
+/// nothing at all.
+fn stdin_is_pipe() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// An `--output` file that is one of the run's inputs (linted, or read as context), with

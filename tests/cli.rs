@@ -701,3 +701,36 @@ fn context_pool_findings_caused_by_a_workload_stand_on_the_workload() {
         "tests/data/context-csi/platform/np.yaml"
     );
 }
+
+/// No silent pass: a tree without manifests exits 0 with a `warning:` naming the paths, and
+/// a hint when standard input is a pipe that `-` was not given to read; an
+/// `--instance-types` file listing no types is an error (exit 2).
+#[test]
+fn nothing_linted_is_never_silent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = karplint()
+        .current_dir(dir.path())
+        .write_stdin("apiVersion: v1\nkind: Pod\n")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: no Kubernetes manifests found in ."),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pass `-`"), "{stderr}");
+    std::fs::write(dir.path().join("it.json"), "{\"InstanceTypes\": []}").expect("write");
+    std::fs::write(
+        dir.path().join("pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+    )
+    .expect("write");
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["--instance-types", "it.json", "pod.yaml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lists no instance types"));
+}

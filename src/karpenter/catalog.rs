@@ -122,6 +122,9 @@ pub enum CatalogError {
         /// The offending value.
         value: String,
     },
+    /// `InstanceTypes` is an empty list: every pod would "fit no type".
+    #[error("describe-instance-types output lists no instance types")]
+    Empty,
     /// The same instance type appears twice.
     #[error("instance type {0} is listed twice")]
     Duplicate(String),
@@ -431,6 +434,9 @@ impl Catalog {
                 field: "InstanceTypes",
             },
         )?;
+        if infos.is_empty() {
+            return Err(CatalogError::Empty);
+        }
         let types = infos
             .iter()
             .map(instance_type_from_info)
