@@ -541,6 +541,45 @@ mod tests {
         );
     }
 
+    /// `(rule, role)` of every `missing-resource-requests` finding of a PyTorchJob whose
+    /// two templates set no requests, with `object` and `template` as the annotations of
+    /// its own metadata and of its `Worker` template's metadata.
+    fn pytorch_findings(object: &str, template: &str) -> Vec<(String, String)> {
+        let yaml = format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: p\n  namespace: ml\n  annotations: {{{object}}}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      template:\n        spec:\n          containers: [{{name: m, image: example.com/m:1}}]\n    Worker:\n      replicas: 2\n      template:\n        metadata:\n          annotations: {{{template}}}\n        spec:\n          containers: [{{name: w, image: example.com/w:1}}]\n"
+        );
+        let report = crate::engine::lint_str(&yaml).expect("lints");
+        (report.findings.iter())
+            .filter(|f| f.rule == "missing-resource-requests" || f.rule == UNUSED)
+            .map(|f| {
+                let role = f.object.as_ref().and_then(|o| o.role.clone());
+                (f.rule.to_string(), role.unwrap_or_default().to_string())
+            })
+            .collect()
+    }
+
+    fn finding(rule: &str, role: &str) -> (String, String) {
+        (rule.to_string(), role.to_string())
+    }
+
+    #[test]
+    fn crd_annotation_on_its_own_metadata_covers_every_template() {
+        let rule = "missing-resource-requests";
+        assert_eq!(
+            pytorch_findings("", ""),
+            [finding(rule, "Master"), finding(rule, "Worker")]
+        );
+        let hidden = pytorch_findings(&format!("{ANNOTATION}: {rule}"), "");
+        assert_eq!(hidden, []);
+    }
+
+    #[test]
+    fn crd_annotation_in_a_template_covers_that_template_only() {
+        let rule = "missing-resource-requests";
+        let left = pytorch_findings("", &format!("{ANNOTATION}: {rule}"));
+        assert_eq!(left, [finding(rule, "Master")]);
+    }
+
     fn parse(text: &str) -> Vec<Suppression> {
         comment_suppressions(0, &Text::new(text.to_string()))
     }

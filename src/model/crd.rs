@@ -167,8 +167,10 @@ pub enum CrdSpec {
     Kubeflow(CrdKind, KubeflowSpec),
     Volcano(VolcanoSpec),
     JobSet(JobSetSpec),
-    /// `replicas` and `template` (Rollout, Knative Service and Configuration).
+    /// `replicas` and `template` (Rollout).
     Controller(ControllerSpec),
+    /// Knative Service and Configuration: a `template` and no `replicas`.
+    Knative(KnativeSpec),
     Workflow(WorkflowSpec),
     CronWorkflow(CronWorkflowSpec),
     Spark(SparkSpec),
@@ -196,9 +198,8 @@ impl<'de> DeserializeSeed<'de> for SpecSeed {
             | K::JAXJob) => CrdSpec::Kubeflow(k, nullable(d)?),
             K::VolcanoJob => CrdSpec::Volcano(nullable(d)?),
             K::JobSet => CrdSpec::JobSet(nullable(d)?),
-            K::Rollout | K::KnativeService | K::KnativeConfiguration => {
-                CrdSpec::Controller(nullable(d)?)
-            }
+            K::Rollout => CrdSpec::Controller(nullable(d)?),
+            K::KnativeService | K::KnativeConfiguration => CrdSpec::Knative(nullable(d)?),
             K::Workflow | K::WorkflowTemplate | K::ClusterWorkflowTemplate => {
                 CrdSpec::Workflow(nullable(d)?)
             }
@@ -353,6 +354,7 @@ pub struct JobHolder {
 #[serde(rename_all = "camelCase", default)]
 pub struct JobSpecLite {
     pub parallelism: Count,
+    pub completions: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
 }
@@ -363,6 +365,16 @@ pub struct JobSpecLite {
 pub struct ScaledJobSpec {
     #[serde(deserialize_with = "nullable")]
     pub job_target_ref: JobSpecLite,
+}
+
+/// Knative `ServiceSpec` / `ConfigurationSpec`: `template` is a `RevisionTemplateSpec`,
+/// whose `spec` (a `RevisionSpec`) inlines a `PodSpec`. There is no `replicas` field: the
+/// autoscaler sets the count.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KnativeSpec {
+    #[serde(deserialize_with = "nullable")]
+    pub template: Template,
 }
 
 /// Argo `WorkflowSpec` (Workflow, WorkflowTemplate, ClusterWorkflowTemplate, and
@@ -427,6 +439,13 @@ pub struct ContainerSet {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SparkSpec {
+    /// `Java`, `Scala` (the operator's default), `Python` or `R`.
+    #[serde(rename = "type")]
+    pub app_type: Option<Spanned<Str>>,
+    /// `spark.kubernetes.memoryOverheadFactor`, as a string (`"0.2"`).
+    pub memory_overhead_factor: Option<Spanned<Text>>,
+    #[serde(deserialize_with = "nullable")]
+    pub dynamic_allocation: Option<SparkDynamicAllocation>,
     pub image: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
     pub node_selector: SpannedMap,
@@ -449,6 +468,7 @@ pub struct ScheduledSparkSpec {
 pub struct SparkPod {
     pub cores: Option<Spanned<Text>>,
     pub core_request: Option<Spanned<Text>>,
+    pub core_limit: Option<Spanned<Text>>,
     pub memory: Option<Spanned<Text>>,
     pub memory_overhead: Option<Spanned<Text>>,
     #[serde(deserialize_with = "nullable")]
@@ -464,6 +484,16 @@ pub struct SparkPod {
     pub tolerations: Box<[Toleration]>,
     #[serde(deserialize_with = "nullable")]
     pub affinity: Rare<Affinity>,
+}
+
+/// `spec.dynamicAllocation`: with it enabled, Spark starts
+/// max(`minExecutors`, `initialExecutors`, `executor.instances`) executors.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SparkDynamicAllocation {
+    pub enabled: Option<bool>,
+    pub initial_executors: Count,
+    pub min_executors: Count,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -596,6 +626,38 @@ pub fn lws_pods(s: &LwsSpec) -> (Count, Count) {
         (None, workers)
     }
 }
+/// The pods one Job runs at once: `parallelism` (default 1), but never more than
+/// `completions` when that is set (the Job controller's `wantActive`).
+pub fn job_pods(job: &JobSpecLite) -> Count {
+    let parallelism = job.parallelism.as_ref().map_or(1, |p| p.value);
+    match &job.completions {
+        Some(c) if c.value < parallelism => Some(c.clone()),
+        _ => job.parallelism.clone(),
+    }
+}
+
+/// The annotations on a Knative revision template that set its lowest scale. The
+/// `minScale` spelling is the one Knative's docs and `pkg/apis/autoscaling` name; the
+/// `min-scale` spelling is the one newer releases write.
+pub const KNATIVE_MIN_SCALE: [&str; 2] = [
+    "autoscaling.knative.dev/min-scale",
+    "autoscaling.knative.dev/minScale",
+];
+
+/// A Knative revision's pods: the larger of its `min-scale` annotation and one, the pod
+/// a new revision starts with (the default `initial-scale`) before it may scale to zero.
+pub fn knative_pods(t: &Template) -> Count {
+    let t = t.as_ref()?;
+    let ann = &t.value.metadata.annotations;
+    let (_, v) = KNATIVE_MIN_SCALE.iter().find_map(|k| ann.entry(k))?;
+    let n: i64 = v.value.as_str().trim().parse().ok()?;
+    (n > 1).then_some(Spanned {
+        value: n,
+        offset: v.offset,
+        len: v.len,
+    })
+}
+
 impl CrdSpec {
     /// One workload per pod template, in document order.
     pub fn workloads(self) -> Vec<Workload> {
@@ -633,7 +695,8 @@ impl CrdSpec {
             CrdSpec::Volcano(s) => {
                 for (i, t) in s.tasks.into_vec().into_iter().enumerate() {
                     let name = t.name.clone().unwrap_or_else(|| i.to_string().into());
-                    let replicas = product(&[(&t.replicas, 1)], at(&t.template));
+                    // `replicas` is a plain int32 that Volcano does not default: unset is 0.
+                    let replicas = product(&[(&t.replicas, 0)], at(&t.template));
                     let path = format!("spec.tasks[{i}].template");
                     out.template(Some(format!("tasks[{name}]")), path, t.template, replicas);
                 }
@@ -642,10 +705,8 @@ impl CrdSpec {
                 for (i, j) in s.replicated_jobs.into_vec().into_iter().enumerate() {
                     let name = j.name.clone().unwrap_or_else(|| i.to_string().into());
                     let job = j.template.spec;
-                    let replicas = product(
-                        &[(&j.replicas, 1), (&job.parallelism, 1)],
-                        at(&job.template),
-                    );
+                    let replicas =
+                        product(&[(&j.replicas, 1), (&job_pods(&job), 1)], at(&job.template));
                     let path = format!("spec.replicatedJobs[{i}].template.spec.template");
                     let role = Some(format!("replicatedJobs[{name}]"));
                     out.template(role, path, job.template, replicas);
@@ -655,19 +716,39 @@ impl CrdSpec {
                 let replicas = product(&[(&c.replicas, 1)], at(&c.template));
                 out.template(None, "spec.template".into(), c.template, replicas);
             }
+            CrdSpec::Knative(k) => {
+                let replicas = knative_pods(&k.template);
+                out.template(None, "spec.template".into(), k.template, replicas);
+            }
             CrdSpec::Workflow(w) => out.workflow(w),
             CrdSpec::CronWorkflow(c) => out.workflow(c.workflow_spec),
             CrdSpec::Spark(s) => out.spark(s),
             CrdSpec::ScheduledSpark(s) => out.spark(s.template),
             CrdSpec::ScaledJob(s) => {
                 let job = s.job_target_ref;
-                let replicas = product(&[(&job.parallelism, 1)], at(&job.template));
+                let replicas = product(&[(&job_pods(&job), 1)], at(&job.template));
                 let path = "spec.jobTargetRef.template".into();
                 out.template(None, path, job.template, replicas);
             }
         }
         out.0
     }
+}
+
+/// A Kubeflow replica type as the operator names it: training-operator rewrites a known
+/// type written in any case (`worker`, `WORKER`) to its own spelling (`Worker`) before
+/// defaulting; MPIJob keys are taken as written.
+pub fn kubeflow_role(kind: CrdKind, key: &str) -> &str {
+    let known: &[&'static str] = match kind {
+        CrdKind::PyTorchJob | CrdKind::XGBoostJob | CrdKind::PaddleJob => &["Master", "Worker"],
+        CrdKind::TFJob => &["PS", "Worker", "Chief", "Master", "Evaluator"],
+        CrdKind::JAXJob => &["Worker"],
+        _ => &[],
+    };
+    (known.iter())
+        .find(|t| t.eq_ignore_ascii_case(key))
+        .copied()
+        .unwrap_or(key)
 }
 
 impl Out {
@@ -680,9 +761,18 @@ impl Out {
             CrdKind::PaddleJob => ("paddleReplicaSpecs", s.paddle_replica_specs),
             _ => ("jaxReplicaSpecs", s.jax_replica_specs),
         };
-        for (role, r) in specs.into_vec() {
-            let replicas = product(&[(&r.replicas, 1)], at(&r.template));
-            let path = format!("spec.{field}.{role}.template");
+        for (key, r) in specs.into_vec() {
+            let role = kubeflow_role(kind, &key);
+            // Every replica type defaults to 1 replica, but an MPIJob's `Worker` to 0
+            // (training-operator's `SetDefaults_MPIJob`, mpi-operator's
+            // `setDefaultsTypeWorker`).
+            let default = if kind == CrdKind::MPIJob && role == "Worker" {
+                0
+            } else {
+                1
+            };
+            let replicas = product(&[(&r.replicas, default)], at(&r.template));
+            let path = format!("spec.{field}.{key}.template");
             self.template(Some(role.to_string()), path, r.template, replicas);
         }
     }
@@ -753,15 +843,16 @@ impl Out {
         }
     }
 
-    /// SparkApplication: the driver (one pod) and the executors (`instances`, default 1),
+    /// SparkApplication: the driver (one pod) and the executors (see [`spark_executors`]),
     /// each a pod whose one container requests what Spark asks for (see [`spark_requests`]).
     fn spark(&mut self, s: SparkSpec) {
+        let factor = spark_overhead_factor(&s);
         for (role, pod) in [("driver", s.driver), ("executor", s.executor)] {
             let Some(pod) = pod else { continue };
             let (offset, len) = (pod.offset, pod.len);
             let p = pod.value;
             let replicas = if role == "executor" {
-                product(&[(&p.instances, 1)], (offset, len))
+                spark_executors(&p, s.dynamic_allocation.as_ref(), (offset, len))
             } else {
                 None
             };
@@ -773,17 +864,20 @@ impl Out {
                 }),
                 image: p.image.clone().or_else(|| s.image.clone()),
                 resources: Some(Spanned {
-                    value: spark_requests(&p, (offset, len)),
+                    value: spark_requests(&p, factor, (offset, len)),
                     offset,
                     len,
                 }),
                 ..Default::default()
             };
-            let node_selector = if p.node_selector.is_empty() {
-                s.node_selector.clone()
-            } else {
-                p.node_selector
-            };
+            // Spark adds `spark.kubernetes.node.selector.*` (the spec's) and then the
+            // role's to the pod's selector: both apply, the role's value winning a key.
+            let mut node_selector: Vec<_> = (s.node_selector.0.iter())
+                .filter(|(k, _)| p.node_selector.get(&k.value).is_none())
+                .cloned()
+                .collect();
+            node_selector.extend(p.node_selector.0.into_vec());
+            let node_selector = SpannedMap(node_selector.into_boxed_slice());
             let spec = PodSpec {
                 containers: vec![container].into_boxed_slice(),
                 node_selector,
@@ -814,17 +908,64 @@ impl Out {
     }
 }
 
-/// Spark's minimum memory overhead: `max(0.1 × memory, 384 MiB)` (Spark on Kubernetes'
-/// `MEMORY_OVERHEAD_MIN_MIB` and default factor; non-JVM applications get a larger factor,
-/// so this is a lower bound).
+/// Spark's minimum memory overhead in MiB (`MEMORY_OVERHEAD_MIN_MIB`; the default of
+/// `spark.{driver,executor}.minMemoryOverhead` since Spark 4.0).
 const OVERHEAD_MIN_MIB: u64 = 384;
+/// `spark.kubernetes.memoryOverheadFactor`'s default for JVM applications.
+const JVM_OVERHEAD_FACTOR: f64 = 0.1;
+/// Spark's `NON_JVM_MEMORY_OVERHEAD_FACTOR`, for Python and R applications.
+const NON_JVM_OVERHEAD_FACTOR: f64 = 0.4;
 
-/// The requests Spark puts on a driver or executor pod: cpu `coreRequest`, else `cores`
-/// (default 1); memory `memory` (default `1g`) plus `memoryOverhead` (default the larger
-/// of 10% and 384 MiB); a GPU's `quantity` of its `name`. Spark writes memory in JVM
-/// notation (`512m` is 512 MiB), so it is converted. Each value is spanned on the field it
-/// came from, or on the role (`driver:`) when defaulted.
-pub fn spark_requests(p: &SparkPod, role: (u32, u32)) -> Resources {
+/// The memory overhead factor of an application's pods: `spec.memoryOverheadFactor` (the
+/// operator passes it as `spark.kubernetes.memoryOverheadFactor`), else 0.4 for a `Python`
+/// or `R` application and 0.1 for `Java` and `Scala` (the operator's default type), as
+/// Spark's `BasicDriverFeatureStep` picks it and passes it on to the executors.
+pub fn spark_overhead_factor(s: &SparkSpec) -> f64 {
+    if let Some(f) = &s.memory_overhead_factor
+        && let Ok(f) = f.value.as_str().trim().parse::<f64>()
+        && f.is_finite()
+        && f >= 0.0
+    {
+        return f;
+    }
+    match s.app_type.as_ref().map(|t| t.value.as_str()) {
+        Some("Python" | "R") => NON_JVM_OVERHEAD_FACTOR,
+        _ => JVM_OVERHEAD_FACTOR,
+    }
+}
+
+/// A SparkApplication's executor pods: `instances` (the operator defaults it to 1); with
+/// `spec.dynamicAllocation.enabled`, Spark's initial executors, the largest of
+/// `minExecutors` (default 0), `initialExecutors` (default `minExecutors`) and `instances`
+/// (default 0), as `Utils.getDynamicAllocationInitialExecutors` counts them.
+pub fn spark_executors(
+    p: &SparkPod,
+    dynamic: Option<&SparkDynamicAllocation>,
+    role: (u32, u32),
+) -> Count {
+    let Some(d) = dynamic.filter(|d| d.enabled == Some(true)) else {
+        return product(&[(&p.instances, 1)], role);
+    };
+    let largest = [&d.min_executors, &d.initial_executors, &p.instances]
+        .into_iter()
+        .flatten()
+        .max_by_key(|c| c.value);
+    let (value, (offset, len)) = largest.map_or((0, role), |c| (c.value, (c.offset, c.len)));
+    Some(Spanned {
+        value: value.max(0),
+        offset,
+        len,
+    })
+}
+
+/// The resources Spark puts on a driver or executor pod's container: cpu request
+/// `coreRequest`, else `cores` (default 1), and cpu limit `coreLimit`; memory request and
+/// limit both `memory` (default `1g`) plus `memoryOverhead`, else
+/// max(`factor` × `memory`, 384 MiB) (see [`spark_overhead_factor`]); a GPU's `quantity`
+/// of its `name` as a limit. Spark reads memory sizes in MiB unless a unit is written
+/// (`512m`, `2g`), so they are converted ([`jvm_mib`]). Each value is spanned on the field
+/// it came from, or on the role (`driver:`) when defaulted.
+pub fn spark_requests(p: &SparkPod, factor: f64, role: (u32, u32)) -> Resources {
     let at = |s: Option<&Spanned<Text>>| s.map_or(role, |s| (s.offset, s.len));
     let entry = |key: &str, value: String, (offset, len): (u32, u32)| {
         let key = Spanned {
@@ -840,28 +981,30 @@ pub fn spark_requests(p: &SparkPod, role: (u32, u32)) -> Resources {
         (key, value)
     };
     let mut requests = Vec::new();
+    let mut limits = Vec::new();
     let cpu = p.core_request.as_ref().or(p.cores.as_ref());
     requests.push(entry(
         "cpu",
         cpu.map_or("1".into(), |c| c.value.to_string()),
         at(cpu),
     ));
+    if let Some(l) = &p.core_limit {
+        limits.push(entry("cpu", l.value.to_string(), at(Some(l))));
+    }
     let memory = p
         .memory
         .as_ref()
         .map_or(Some(1024), |m| jvm_mib(m.value.as_str()));
     let overhead = match &p.memory_overhead {
         Some(o) => jvm_mib(o.value.as_str()),
-        None => memory.map(|m| (m / 10).max(OVERHEAD_MIN_MIB)),
+        // Scala's `(factor * memory).toInt`: truncated.
+        None => memory.map(|m| ((factor * m as f64) as u64).max(OVERHEAD_MIN_MIB)),
     };
     if let (Some(m), Some(o)) = (memory, overhead) {
-        requests.push(entry(
-            "memory",
-            format!("{}Mi", m + o),
-            at(p.memory.as_ref()),
-        ));
+        let total = format!("{}Mi", m.saturating_add(o));
+        requests.push(entry("memory", total.clone(), at(p.memory.as_ref())));
+        limits.push(entry("memory", total, at(p.memory.as_ref())));
     }
-    let mut limits = Vec::new();
     if let Some(g) = &p.gpu
         && let (Some(name), Some(q)) = (&g.name, &g.quantity)
     {
@@ -873,25 +1016,28 @@ pub fn spark_requests(p: &SparkPod, role: (u32, u32)) -> Resources {
     }
 }
 
-/// A JVM memory string (`512m`, `2g`, `1024k`, `1t`, a plain byte count) in MiB, rounded
-/// up; `None` when it is not one.
+/// A Spark memory size in MiB, as Spark's `bytesConf(ByteUnit.MiB)` reads
+/// `spark.{driver,executor}.memory` and `.memoryOverhead`: a whole number with an optional
+/// unit (`b`, `k`/`kb`, `m`/`mb`, `g`/`gb`, `t`/`tb`, `p`/`pb`, any case), MiB when none is
+/// written, rounded down to whole MiB (`ByteUnit.convertTo`); `None` when it is not one
+/// (`1Gi`, `1.5g`: Spark rejects both).
 pub fn jvm_mib(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let lower = s.to_ascii_lowercase();
+    let lower = s.trim().to_ascii_lowercase();
     let (digits, unit) = match lower.find(|c: char| !c.is_ascii_digit()) {
         Some(i) => lower.split_at(i),
         None => (lower.as_str(), ""),
     };
     let n: u64 = digits.parse().ok()?;
-    let kib = match unit {
-        "" | "b" => return Some(n.div_ceil(1024 * 1024)),
-        "k" | "kb" => n,
-        "m" | "mb" => n.checked_mul(1024)?,
-        "g" | "gb" => n.checked_mul(1024 * 1024)?,
-        "t" | "tb" => n.checked_mul(1024 * 1024 * 1024)?,
+    let mib = match unit {
+        "" | "m" | "mb" => n,
+        "b" => n / (1024 * 1024),
+        "k" | "kb" => n / 1024,
+        "g" | "gb" => n.checked_mul(1024)?,
+        "t" | "tb" => n.checked_mul(1024 * 1024)?,
+        "p" | "pb" => n.checked_mul(1024 * 1024 * 1024)?,
         _ => return None,
     };
-    Some(kib.div_ceil(1024))
+    Some(mib)
 }
 
 #[cfg(test)]

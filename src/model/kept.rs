@@ -92,6 +92,11 @@ pub const ANNOTATION_PREFIXES: &[Kept] = &[
         why: "Karpenter's own pod and node annotations",
     },
     Kept {
+        key: "autoscaling.knative.dev/",
+        read_by: "model::crd::knative_pods (Knative Service and Configuration replicas)",
+        why: "`min-scale` / `minScale` on a revision template sets how many pods it keeps",
+    },
+    Kept {
         key: "storageclass.kubernetes.io/",
         read_by: "karpenter::volumes (volume-zone-conflict, pvc-workload-not-spread, claim facts)",
         why: "`is-default-class` names the StorageClass of a claim without `storageClassName`",

@@ -50,8 +50,9 @@ fn every_kind_has_one_row_and_is_classified_by_group_and_kind() {
 
 #[test]
 fn replica_arithmetic_per_kind() {
-    let cases: Vec<(String, Vec<Row>)> = vec![
+    let cases: Vec<(&str, String, Vec<Row>)> = vec![
         (
+            "ray: worker replicas raised to minReplicas, times numOfHosts, 0 when unwritten",
             format!(
                 "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: r}}\nspec:\n  headGroupSpec: {{template: {POD}}}\n  workerGroupSpecs:\n  - {{groupName: gpu, replicas: 3, numOfHosts: 2, template: {POD}}}\n  - {{groupName: min, minReplicas: 4, template: {POD}}}\n  - {{groupName: raised, replicas: 1, minReplicas: 2, template: {POD}}}\n  - {{groupName: none, template: {POD}}}\n"
             ),
@@ -65,6 +66,7 @@ fn replica_arithmetic_per_kind() {
             ],
         ),
         (
+            "ray job: cluster groups plus the submitter",
             format!(
                 "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {{name: j}}\nspec:\n  rayClusterSpec:\n    headGroupSpec: {{template: {POD}}}\n    workerGroupSpecs: [{{groupName: w, replicas: 2, template: {POD}}}]\n  submitterPodTemplate: {POD}\n"
             ),
@@ -75,76 +77,155 @@ fn replica_arithmetic_per_kind() {
             ],
         ),
         (
+            "ray service: the cluster config",
             format!(
                 "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {{name: s}}\nspec:\n  rayClusterConfig:\n    headGroupSpec: {{template: {POD}}}\n"
             ),
             vec![row("headGroupSpec", 1, "")],
         ),
         (
+            "lws: leaders are replicas, workers replicas times size minus one",
             format!(
                 "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: l}}\nspec:\n  replicas: 3\n  leaderWorkerTemplate:\n    size: 4\n    leaderTemplate: {POD}\n    workerTemplate: {POD}\n"
             ),
             vec![row("leaderTemplate", 3, "3"), row("workerTemplate", 9, "3")],
         ),
         (
+            "lws: without a leaderTemplate every pod is a worker",
             format!(
                 "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: l}}\nspec:\n  leaderWorkerTemplate:\n    size: 4\n    workerTemplate: {POD}\n"
             ),
             vec![row("workerTemplate", 4, "4")],
         ),
         (
+            "pytorchjob: replicas as written",
             format!(
                 "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: p}}\nspec:\n  pytorchReplicaSpecs:\n    Master: {{replicas: 1, template: {POD}}}\n    Worker: {{replicas: 8, template: {POD}}}\n"
             ),
             vec![row("Master", 1, "1"), row("Worker", 8, "8")],
         ),
         (
+            "mpijob v2beta1: launcher defaults to 1",
             format!(
                 "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {{name: m}}\nspec:\n  mpiReplicaSpecs:\n    Launcher: {{template: {POD}}}\n    Worker: {{replicas: 2, template: {POD}}}\n"
             ),
             vec![row("Launcher", 1, ""), row("Worker", 2, "2")],
         ),
         (
+            "volcano: tasks as written",
             format!(
                 "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: v}}\nspec:\n  tasks:\n  - {{name: ps, replicas: 2, template: {POD}}}\n  - {{name: worker, replicas: 5, template: {POD}}}\n"
             ),
             vec![row("tasks[ps]", 2, "2"), row("tasks[worker]", 5, "5")],
         ),
         (
+            "jobset: replicas times parallelism, both defaulting to 1",
             format!(
                 "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: js}}\nspec:\n  replicatedJobs:\n  - name: workers\n    replicas: 2\n    template: {{spec: {{parallelism: 4, template: {POD}}}}}\n  - name: driver\n    template: {{spec: {{template: {POD}}}}}\n"
             ),
             vec![row("replicatedJobs[workers]", 8, "2"), row("replicatedJobs[driver]", 1, "")],
         ),
         (
+            "rollout: replicas",
             format!(
                 "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: ro}}\nspec:\n  replicas: 5\n  template: {POD}\n"
             ),
             vec![row("-", 5, "5")],
         ),
         (
+            "scaledjob: one job's parallelism",
             format!(
                 "apiVersion: keda.sh/v1alpha1\nkind: ScaledJob\nmetadata: {{name: sj}}\nspec:\n  jobTargetRef: {{parallelism: 3, template: {POD}}}\n"
             ),
             vec![row("-", 3, "3")],
         ),
         (
+            "knative service: one pod without min-scale",
             format!(
                 "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {{name: kn}}\nspec:\n  template: {POD}\n"
             ),
             vec![row("-", 1, "")],
         ),
         (
+            "argo workflow: one pod per container or script template",
             "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: wf-}\nspec:\n  templates:\n  - {name: main, steps: [[{name: a, template: a}]]}\n  - {name: a, container: {image: i}}\n  - {name: b, script: {image: i, source: x}}\n".to_string(),
             vec![row("templates[a]", 1, ""), row("templates[b]", 1, "")],
         ),
         (
+            "spark: one driver, instances executors",
             "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: sp}\nspec:\n  driver: {cores: 1, memory: 512m}\n  executor: {instances: 4, cores: 2, memory: 4g}\n".to_string(),
             vec![row("driver", 1, ""), row("executor", 4, "4")],
         ),
+        (
+            "lws: a leaderTemplate without size has no workers (size defaults to 1)",
+            format!(
+                "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: l}}\nspec:\n  replicas: 2\n  leaderWorkerTemplate:\n    leaderTemplate: {POD}\n    workerTemplate: {POD}\n"
+            ),
+            vec![row("leaderTemplate", 2, "2"), row("workerTemplate", 0, "2")],
+        ),
+        (
+            "mpijob v1: a Worker without replicas has none (defaults to 0)",
+            format!(
+                "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {{name: m}}\nspec:\n  mpiReplicaSpecs:\n    Launcher: {{template: {POD}}}\n    Worker: {{template: {POD}}}\n"
+            ),
+            vec![row("Launcher", 1, ""), row("Worker", 0, "{")],
+        ),
+        (
+            "tfjob: replica types are matched in any case, and default to 1",
+            format!(
+                "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {{name: t}}\nspec:\n  tfReplicaSpecs:\n    ps: {{replicas: 2, template: {POD}}}\n    worker: {{template: {POD}}}\n"
+            ),
+            vec![row("PS", 2, "2"), row("Worker", 1, "")],
+        ),
+        (
+            "volcano: a task without replicas has none (not defaulted)",
+            format!(
+                "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: v}}\nspec:\n  tasks:\n  - {{name: idle, template: {POD}}}\n"
+            ),
+            vec![row("tasks[idle]", 0, "{")],
+        ),
+        (
+            "jobset: completions caps a job's parallelism",
+            format!(
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: js}}\nspec:\n  replicatedJobs:\n  - name: w\n    replicas: 3\n    template: {{spec: {{parallelism: 4, completions: 2, template: {POD}}}}}\n  - name: c\n    template: {{spec: {{completions: 5, template: {POD}}}}}\n"
+            ),
+            vec![row("replicatedJobs[w]", 6, "3"), row("replicatedJobs[c]", 1, "")],
+        ),
+        (
+            "scaledjob: completions caps parallelism",
+            format!(
+                "apiVersion: keda.sh/v1alpha1\nkind: ScaledJob\nmetadata: {{name: sj}}\nspec:\n  jobTargetRef: {{parallelism: 3, completions: 2, template: {POD}}}\n"
+            ),
+            vec![row("-", 2, "2")],
+        ),
+        (
+            "knative: min-scale annotation on the revision template",
+            "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: kn}\nspec:\n  template:\n    metadata:\n      annotations: {autoscaling.knative.dev/min-scale: \"3\"}\n    spec: {containers: [{name: c, image: i}]}\n".to_string(),
+            vec![row("-", 3, "\"3\"")],
+        ),
+        (
+            "knative: the older minScale spelling, and no replicas field",
+            "apiVersion: serving.knative.dev/v1\nkind: Configuration\nmetadata: {name: kn}\nspec:\n  replicas: 9\n  template:\n    metadata:\n      annotations: {autoscaling.knative.dev/minScale: \"2\"}\n    spec: {containers: [{name: c, image: i}]}\n".to_string(),
+            vec![row("-", 2, "\"2\"")],
+        ),
+        (
+            "knative: min-scale 0 still starts one pod",
+            "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: kn}\nspec:\n  template:\n    metadata:\n      annotations: {autoscaling.knative.dev/min-scale: \"0\"}\n    spec: {containers: [{name: c, image: i}]}\n".to_string(),
+            vec![row("-", 1, "")],
+        ),
+        (
+            "spark: dynamic allocation starts max(minExecutors, initialExecutors, instances)",
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: sp}\nspec:\n  dynamicAllocation: {enabled: true, initialExecutors: 3, minExecutors: 2}\n  driver: {cores: 1}\n  executor: {instances: 1, cores: 1}\n".to_string(),
+            vec![row("driver", 1, ""), row("executor", 3, "3")],
+        ),
+        (
+            "spark: dynamic allocation with no counts starts no executors",
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: sp}\nspec:\n  dynamicAllocation: {enabled: true}\n  driver: {cores: 1}\n  executor: {cores: 1}\n".to_string(),
+            vec![row("driver", 1, ""), row("executor", 0, "{")],
+        ),
     ];
-    for (yaml, want) in cases {
-        assert_eq!(parts(&yaml), want, "{yaml}");
+    for (name, yaml, want) in cases {
+        assert_eq!(parts(&yaml), want, "{name}\n{yaml}");
     }
 }
 
@@ -162,17 +243,28 @@ fn spark_requests_are_what_spark_asks_for() {
     };
     let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
     // 512 MiB + the 384 MiB minimum overhead.
-    assert_eq!(requests(0), [pair("cpu", "500m"), pair("memory", "896Mi")]);
+    // Requests, then limits: Spark limits memory to what it requests.
+    assert_eq!(
+        requests(0),
+        [
+            pair("cpu", "500m"),
+            pair("memory", "896Mi"),
+            pair("memory", "896Mi")
+        ]
+    );
     assert_eq!(
         requests(1),
         [
             pair("cpu", "2"),
+            pair("memory", "9216Mi"),
             pair("memory", "9216Mi"),
             pair("nvidia.com/gpu", "1")
         ]
     );
     let selector = |i: usize| spec(i).map(|s| s.node_selector.iter().count());
     assert_eq!(selector(0), Some(1));
+    // The spec's selector and the role's both apply (Spark adds both to the pod).
+    assert_eq!(selector(1), Some(2));
     let pool = spec(1).and_then(|s| s.node_selector.get("pool").cloned());
     assert_eq!(pool.map(|v| v.value.to_string()).as_deref(), Some("gpu"));
     // The memory request points at the `memory` value.
@@ -186,16 +278,89 @@ fn spark_requests_are_what_spark_asks_for() {
     assert_eq!(&yaml[at.offset..at.offset + at.len], "8g");
 }
 
+/// The memory Spark requests for a driver, by what the application states: each row is
+/// `(what it encodes, spec lines, the request)`.
+#[test]
+fn spark_memory_overhead_per_application() {
+    let rows = [
+        ("jvm default: 1g plus the 384 MiB floor", "", "1408Mi"),
+        (
+            "scala 8g: 10 % overhead, truncated",
+            "  type: Scala\n  driver: {memory: 8g}\n",
+            "9011Mi",
+        ),
+        (
+            "python: 40 % overhead (non-JVM)",
+            "  type: Python\n  driver: {memory: 2g}\n",
+            "2867Mi",
+        ),
+        (
+            "r: 40 % overhead (non-JVM)",
+            "  type: R\n  driver: {memory: 4g}\n",
+            "5734Mi",
+        ),
+        (
+            "python small: the 384 MiB floor still applies",
+            "  type: Python\n  driver: {memory: 512m}\n",
+            "896Mi",
+        ),
+        (
+            "memoryOverheadFactor overrides the type's factor",
+            "  type: Python\n  memoryOverheadFactor: \"0.2\"\n  driver: {memory: 4g}\n",
+            "4915Mi",
+        ),
+        (
+            "a plain memory number is MiB",
+            "  driver: {memory: \"2048\"}\n",
+            "2432Mi",
+        ),
+        (
+            "memoryOverhead replaces the factor; plain is MiB",
+            "  type: Python\n  driver: {memory: 1g, memoryOverhead: \"512\"}\n",
+            "1536Mi",
+        ),
+    ];
+    for (name, lines, want) in rows {
+        let yaml = format!(
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {{name: sp}}\nspec:\n{lines}"
+        );
+        let yaml = if yaml.contains("driver:") {
+            yaml
+        } else {
+            format!("{yaml}  driver: {{cores: 1}}\n")
+        };
+        let parsed = crate::parse::parse_source(0, &yaml, false, false);
+        let spec = (parsed.objects.first())
+            .and_then(|o| o.workload())
+            .and_then(|w| w.pod_spec());
+        let r = spec
+            .and_then(|s| s.containers[0].resources.as_ref())
+            .map(|r| &r.value);
+        let memory = r
+            .and_then(|r| r.requests.get("memory"))
+            .map(|v| v.value.to_string());
+        let limit = r
+            .and_then(|r| r.limits.get("memory"))
+            .map(|v| v.value.to_string());
+        assert_eq!(memory.as_deref(), Some(want), "{name}");
+        assert_eq!(limit.as_deref(), Some(want), "{name}: limit");
+    }
+}
+
 #[test]
 fn jvm_memory_strings() {
     for (s, mib) in [
         ("512m", Some(512)),
         ("1g", Some(1024)),
         ("2G", Some(2048)),
-        ("1536k", Some(2)),
-        ("1048576", Some(1)),
+        // Rounded down, as Spark's ByteUnit.convertTo does.
+        ("1536k", Some(1)),
+        // No unit: MiB (bytesConf(ByteUnit.MiB)), not bytes.
+        ("2048", Some(2048)),
+        ("1048576b", Some(1)),
         ("1t", Some(1024 * 1024)),
         ("1Gi", None),
+        ("1.5g", None),
         ("lots", None),
     ] {
         assert_eq!(jvm_mib(s), mib, "{s}");
