@@ -236,8 +236,11 @@ pub struct TemplateHolder {
 #[serde(rename_all = "camelCase", default)]
 pub struct RayWorkerGroup {
     pub group_name: Option<Str>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub min_replicas: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub num_of_hosts: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -263,6 +266,7 @@ pub struct RayJobSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LwsSpec {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub leader_worker_template: LeaderWorkerTemplate,
@@ -275,6 +279,7 @@ pub struct LeaderWorkerTemplate {
     pub leader_template: Template,
     #[serde(deserialize_with = "nullable")]
     pub worker_template: Template,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub size: Count,
 }
 
@@ -300,6 +305,7 @@ pub struct KubeflowSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplicaSpec {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -318,6 +324,7 @@ pub struct VolcanoSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct NamedReplicas {
     pub name: Option<Str>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -335,6 +342,7 @@ pub struct JobSetSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplicatedJob {
     pub name: Option<Str>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: JobHolder,
@@ -352,6 +360,7 @@ pub struct JobHolder {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct JobSpecLite {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub parallelism: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -454,6 +463,7 @@ pub struct SparkPod {
     #[serde(deserialize_with = "nullable")]
     pub gpu: Option<SparkGpu>,
     /// Executors only.
+    #[serde(default, deserialize_with = "super::de::int")]
     pub instances: Count,
     pub image: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]
