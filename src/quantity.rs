@@ -511,6 +511,45 @@ mod tests {
         }
     }
 
+    /// After `TestQuantityParse` in k8s.io/apimachinery `pkg/api/resource/quantity_test.go`:
+    /// what `ParseQuantity` accepts (its regex `^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`
+    /// and then one known suffix or a decimal exponent), and what it refuses though the
+    /// regex matches.
+    #[test]
+    fn test_quantity_parse() {
+        let valid: &[(&str, i128)] = &[
+            ("0.5", 500),
+            ("1e3", 1_000_000),
+            ("1", 1000),
+            ("128974848", 128_974_848_000),
+            ("1Gi", (1 << 30) * 1000),
+            ("500m", 500),
+            ("+1", 1000),
+            (".5", 500),
+            ("1.", 1000),
+            ("0.001", 1),
+            ("1E-3", 1),
+            ("100Mi", 100 * (1 << 20) * 1000),
+            ("1M", 1_000_000_000),
+            ("5e+1", 50_000),
+        ];
+        for (s, millis) in valid {
+            assert_eq!(
+                Quantity::parse(s).map(Quantity::as_millis),
+                Ok(*millis),
+                "{s}"
+            );
+        }
+        // The regex matches these, the suffix does not: the API server rejects them.
+        for s in ["1e3m", "1Gim", "1mi", "1ki", "1e", "1.5.5", "1Ki3", "1iGi"] {
+            assert!(Quantity::parse(s).is_err(), "{s:?} should be rejected");
+        }
+        // Nor do these match the regex.
+        for s in ["lots", "1 Gi", "Gi", "", "0x1", "1,5"] {
+            assert!(Quantity::parse(s).is_err(), "{s:?} should be rejected");
+        }
+    }
+
     #[test]
     fn rejects_garbage() {
         for s in [

@@ -733,4 +733,64 @@ fn nothing_linted_is_never_silent() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("lists no instance types"));
+
+/// A Deployment with one quantity the API server rejects still gets its other findings: the
+/// bad value is a `parse-error` at its span and is read as absent, nothing more.
+#[test]
+fn a_rejected_value_costs_only_itself() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("app.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      taints:
+        - {key: nvidia.com/gpu, effect: NoSchedule}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: \"2\"
+  template:
+    spec:
+      containers:
+        - name: web
+          image: nginx
+          resources:
+            requests: {cpu: 1e3m, memory: 256Mi}
+",
+    )
+    .expect("write");
+    let (v, code) = json(&[path.to_str().expect("utf-8")]);
+    assert_eq!(code, 1);
+    let found: Vec<(String, String)> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap_or_default().to_string(),
+                d["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let parse_errors: Vec<&String> = (found.iter())
+        .filter(|(rule, _)| rule == "parse-error")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(parse_errors.len(), 2, "{found:?}");
+    assert!(parse_errors[0].contains("\"2\""), "{found:?}");
+    assert!(parse_errors[1].contains("\"1e3m\""), "{found:?}");
+    assert!(
+        found.iter().any(|(rule, _)| rule == "untolerated-taint"),
+        "the Deployment is still linted: {found:?}"
+    );
 }

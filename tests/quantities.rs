@@ -110,7 +110,7 @@ fn a_negative_request_is_rejected_and_offsets_nothing() {
     assert!(
         errors[0]
             .1
-            .starts_with("spec.template.spec.containers[1].resources.requests[cpu]: invalid value \"-499\": must be greater than or equal to 0"),
+            .starts_with("spec.template.spec.containers[1].resources.requests[cpu]: invalid value \"-499\": the API server rejects it: must be greater than or equal to 0"),
         "{}",
         errors[0].1
     );

@@ -204,7 +204,7 @@ impl FileSummary {
                 let f = Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message);
                 if pr.rejected_value {
                     f.label("rejected value").help(
-                        "write a valid quantity here; karplint read the rest of this object without it",
+                        "write a value the validator accepts here; karplint linted the rest of this object as if this value were absent",
                     )
                 } else {
                     f.label("here").help(

@@ -11,6 +11,7 @@
 use super::requirements::{self, Operator, Requirement, Requirements};
 use super::taints::{Effect, Toleration, TolerationOperator};
 use crate::model::de::Spanned;
+use crate::model::rejected::Operators;
 use crate::model::workload::{Container, NodeSelectorRequirement, NodeSelectorTerm, PodSpec};
 use crate::model::{Object, Span};
 use crate::quantity::{Quantity, ResourceList};
@@ -55,7 +56,7 @@ pub fn host_ports(spec: &PodSpec) -> Vec<HostPort> {
         .iter()
         .flat_map(|c| c.ports.iter())
         .filter_map(|p| {
-            let port = p.host_port.filter(|p| *p != 0)?;
+            let port = p.host_port.as_ref().map(|p| p.value).filter(|p| *p != 0)?;
             Some(HostPort {
                 ip: p.host_ip.as_deref().unwrap_or("0.0.0.0").to_string(),
                 port,
@@ -190,6 +191,10 @@ fn add_expressions(
     strict: bool,
 ) -> Result<(), Ignored> {
     for e in exprs {
+        // The API server rejects it (a `parse-error`): read as absent.
+        if crate::model::rejected::requirement_rejection(e, Operators::Pod).is_some() {
+            continue;
+        }
         let key = &e.key.value;
         if strict {
             check_restricted(obj, key, obj.span(&e.key))?;

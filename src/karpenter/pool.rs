@@ -530,7 +530,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             reqs.add(req);
         }
         for r in &np.requirements {
-            if let Some(req) = Self::template_requirement(r) {
+            if let Some(req) = Self::template_requirement(np.api, r) {
                 spans
                     .entry(req.key().to_string())
                     .or_insert(obj.span(&r.key));
@@ -546,17 +546,27 @@ impl<'a, 'c> Pool<'a, 'c> {
 
     /// One `requirements[]` entry; a `${…}` placeholder among the values makes it `Exists`.
     /// `None` when the operator or values are invalid.
+    /// A value Karpenter's NodePool validation rejects (a `parse-error`) is read as absent:
+    /// the requirement, or only its `minValues`.
     fn template_requirement(
+        api: KarpenterApi,
         r: &crate::model::workload::NodeSelectorRequirement,
     ) -> Option<Requirement> {
+        use crate::model::rejected::{At, Operators, requirement_rejection};
+        let rejected = match api {
+            KarpenterApi::V1 => requirement_rejection(r, Operators::NodePool).map(|r| r.at),
+            _ => None,
+        };
+        if matches!(rejected, Some(At::Operator | At::Value(_))) {
+            return None;
+        }
         let values: Vec<&str> = r.values.iter().map(|v| v.value.as_str()).collect();
         if values.iter().any(|v| v.contains("${")) {
             Some(Requirement::exists(&r.key.value))
         } else {
             let op = r.operator.value.parse::<Operator>().ok()?;
-            let min_values = r
-                .min_values
-                .as_ref()
+            let min_values = (r.min_values.as_ref())
+                .filter(|_| rejected != Some(At::MinValues))
                 .and_then(|m| u32::try_from(m.value).ok());
             Requirement::new(&r.key.value, op, values)
                 .ok()

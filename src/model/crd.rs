@@ -237,8 +237,11 @@ pub struct TemplateHolder {
 #[serde(rename_all = "camelCase", default)]
 pub struct RayWorkerGroup {
     pub group_name: Option<Str>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub min_replicas: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub num_of_hosts: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -264,6 +267,7 @@ pub struct RayJobSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LwsSpec {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub leader_worker_template: LeaderWorkerTemplate,
@@ -276,6 +280,7 @@ pub struct LeaderWorkerTemplate {
     pub leader_template: Template,
     #[serde(deserialize_with = "nullable")]
     pub worker_template: Template,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub size: Count,
 }
 
@@ -301,6 +306,7 @@ pub struct KubeflowSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplicaSpec {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -319,6 +325,7 @@ pub struct VolcanoSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct NamedReplicas {
     pub name: Option<Str>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -336,6 +343,7 @@ pub struct JobSetSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplicatedJob {
     pub name: Option<Str>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: JobHolder,
@@ -353,6 +361,7 @@ pub struct JobHolder {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct JobSpecLite {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub parallelism: Count,
     pub completions: Count,
     #[serde(deserialize_with = "nullable")]
@@ -474,6 +483,7 @@ pub struct SparkPod {
     #[serde(deserialize_with = "nullable")]
     pub gpu: Option<SparkGpu>,
     /// Executors only.
+    #[serde(default, deserialize_with = "super::de::int")]
     pub instances: Count,
     pub image: Option<Spanned<Str>>,
     #[serde(deserialize_with = "nullable")]

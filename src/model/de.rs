@@ -287,3 +287,209 @@ where
 {
     Ok(nullable::<D, Vec<T>>(d)?.into_boxed_slice())
 }
+
+/// An integer field's value that the API server would refuse to decode, found while one
+/// document was deserialized: a string (`replicas: "3"`), a boolean, a fraction, or an
+/// unrendered template placeholder (`replicas: $WORKERS`). The field reads as absent; the
+/// parse stage reports the value as a `parse-error` (see [`collect_rejected`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedInt {
+    /// Byte offset in the document.
+    pub offset: u32,
+    pub len: u32,
+    pub message: String,
+}
+
+thread_local! {
+    /// The [`RejectedInt`]s of the document being deserialized on this thread. A document is
+    /// deserialized on one thread from start to end, inside [`collect_rejected`].
+    static REJECTED_INTS: std::cell::RefCell<Vec<RejectedInt>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f`, one document's deserialization, and returns with its result the integer values
+/// that [`int`] turned away while it ran.
+pub fn collect_rejected<R>(f: impl FnOnce() -> R) -> (R, Vec<RejectedInt>) {
+    let outer = REJECTED_INTS.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let out = f();
+    let found = REJECTED_INTS.with(|r| std::mem::replace(&mut *r.borrow_mut(), outer));
+    (out, found)
+}
+
+/// One scalar of an integer field, as YAML typed it.
+enum IntScalar {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Str(Str),
+    Null,
+}
+
+impl<'de> Deserialize<'de> for IntScalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IntScalar;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<IntScalar, E> {
+                Ok(IntScalar::Int(v.into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<IntScalar, E> {
+                Ok(IntScalar::Int(v.into()))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<IntScalar, E> {
+                Ok(IntScalar::Int(v))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<IntScalar, E> {
+                Ok(IntScalar::Int(i128::try_from(v).unwrap_or(i128::MAX)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<IntScalar, E> {
+                Ok(IntScalar::Float(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<IntScalar, E> {
+                Ok(IntScalar::Bool(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<IntScalar, E> {
+                Ok(IntScalar::Str(Str::from(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IntScalar, E> {
+                Ok(IntScalar::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<IntScalar, E> {
+                Ok(IntScalar::Null)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Whether `s` is an envsubst-style placeholder left unrendered: `$NAME` or `${…}`.
+pub fn is_placeholder(s: &str) -> bool {
+    let s = s.trim();
+    match s.strip_prefix('$') {
+        Some(rest) if rest.starts_with('{') => rest.ends_with('}'),
+        Some(rest) => {
+            !rest.is_empty()
+                && rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+/// Why the API server would refuse `v` for an integer field, or its value.
+///
+/// Manifests reach the API server as JSON (`kubectl`, Argo CD and Flux convert YAML with
+/// `sigs.k8s.io/yaml`), and Go's decoder refuses a JSON string, boolean or fraction for an
+/// integer field ("json: cannot unmarshal string into Go struct field … of type int32";
+/// a custom resource's schema says "must be of type integer"). A whole float such as `3.0`
+/// or `1e3` is written to JSON as `3` and `1000` and accepted.
+fn int_value(v: &IntScalar) -> Result<Option<i64>, String> {
+    let out_of_range = |n: &dyn fmt::Display| format!("the API server rejects {n}: out of range");
+    match v {
+        IntScalar::Null => Ok(None),
+        IntScalar::Int(n) => i64::try_from(*n).map(Some).map_err(|_| out_of_range(n)),
+        IntScalar::Float(f) if f.is_finite() && f.fract() == 0.0 => {
+            if f.abs() < 9.2e18 {
+                // Whole and within i64: the cast is exact.
+                Ok(Some(*f as i64))
+            } else {
+                Err(out_of_range(f))
+            }
+        }
+        IntScalar::Float(f) => Err(format!(
+            "the API server rejects {f}: the field is an integer"
+        )),
+        IntScalar::Bool(b) => Err(format!(
+            "the API server rejects {b}: the field is an integer, not a boolean"
+        )),
+        IntScalar::Str(s) if is_placeholder(s) => Err(format!(
+            "unrendered template placeholder {s:?} where an integer is expected: the API server rejects it"
+        )),
+        IntScalar::Str(s) => Err(format!(
+            "the API server rejects the string {s:?}: the field is an integer (write it without quotes)"
+        )),
+    }
+}
+
+/// An integer field (`replicas`, `weight`, `maxSkew`, …), lenient as the model must be: a
+/// value the API server would refuse reads as absent and is noted as a [`RejectedInt`]
+/// instead of failing the whole document.
+pub fn int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Spanned<i64>>, D::Error> {
+    let s = Spanned::<IntScalar>::deserialize(d)?;
+    match int_value(&s.value) {
+        Ok(v) => Ok(v.map(|value| Spanned {
+            value,
+            offset: s.offset,
+            len: s.len,
+        })),
+        Err(message) => {
+            REJECTED_INTS.with(|r| {
+                r.borrow_mut().push(RejectedInt {
+                    offset: s.offset,
+                    len: s.len,
+                    message,
+                })
+            });
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Holder {
+        #[serde(default, deserialize_with = "int")]
+        n: Option<Spanned<i64>>,
+    }
+
+    fn read(yaml: &str) -> (Option<i64>, Vec<RejectedInt>) {
+        let (h, rejected) = collect_rejected(|| serde_saphyr::from_str::<Holder>(yaml));
+        (h.unwrap().n.map(|n| n.value), rejected)
+    }
+
+    /// What the API server decodes an integer field to once kubectl has turned the YAML into
+    /// JSON: whole numbers in any YAML spelling, never a string, boolean or fraction.
+    #[test]
+    fn integer_fields_read_as_the_api_server_decodes_them() {
+        for (yaml, want) in [
+            ("n: 3", 3),
+            ("n: +3", 3),
+            ("n: 3.0", 3),
+            ("n: 1e3", 1000),
+            ("n: -2", -2),
+            ("n: 0x10", 16),
+        ] {
+            assert_eq!(read(yaml), (Some(want), vec![]), "{yaml}");
+        }
+        for yaml in ["n: ~", "{}"] {
+            assert_eq!(read(yaml), (None, vec![]), "{yaml}");
+        }
+        for (yaml, says) in [
+            ("n: \"3\"", "the API server rejects the string \"3\""),
+            ("n: '3'", "the API server rejects the string \"3\""),
+            ("n: 2.5", "the API server rejects 2.5"),
+            ("n: true", "the API server rejects true"),
+            (
+                "n: $WORKERS",
+                "unrendered template placeholder \"$WORKERS\"",
+            ),
+            (
+                "n: ${WORKERS}",
+                "unrendered template placeholder \"${WORKERS}\"",
+            ),
+            ("n: 99999999999999999999", "out of range"),
+        ] {
+            let (n, rejected) = read(yaml);
+            assert_eq!(n, None, "{yaml}");
+            assert_eq!(rejected.len(), 1, "{yaml}");
+            assert!(rejected[0].message.contains(says), "{yaml}: {rejected:?}");
+            assert_eq!(rejected[0].offset, 3, "{yaml}");
+        }
+    }
+}

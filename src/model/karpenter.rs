@@ -28,7 +28,9 @@ pub struct Taint {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Kubelet {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub max_pods: Option<Spanned<i64>>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub pods_per_core: Option<Spanned<i64>>,
     #[serde(deserialize_with = "nullable")]
     pub kube_reserved: SpannedMap,
@@ -72,6 +74,7 @@ pub struct Budget {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodePoolSpecRaw {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub weight: Option<Spanned<i64>>,
     #[serde(deserialize_with = "nullable")]
     pub limits: SpannedMap,
@@ -79,6 +82,7 @@ pub struct NodePoolSpecRaw {
     pub template: NodeClaimTemplateRaw,
     #[serde(deserialize_with = "nullable")]
     pub disruption: Disruption,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Option<Spanned<i64>>,
 }
 
@@ -111,6 +115,7 @@ pub struct NodeClaimSpecRaw {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ProvisionerSpecRaw {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub weight: Option<Spanned<i64>>,
     #[serde(deserialize_with = "super::de::list")]
     pub requirements: Box<[NodeSelectorRequirement]>,
@@ -132,6 +137,7 @@ pub struct ProvisionerSpecRaw {
     pub provider: Option<Spanned<serde::de::IgnoredAny>>,
     #[serde(deserialize_with = "nullable")]
     pub consolidation: Option<ProvisionerConsolidation>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub ttl_seconds_after_empty: Option<Spanned<i64>>,
 }
 

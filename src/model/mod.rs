@@ -10,7 +10,7 @@ pub mod crd;
 pub mod de;
 pub mod karpenter;
 pub mod kept;
-pub mod quantities;
+pub mod rejected;
 pub mod storage;
 pub mod workload;
 

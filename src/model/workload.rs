@@ -79,7 +79,11 @@ pub struct Container {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ContainerPort {
-    pub host_port: Option<i64>,
+    #[serde(deserialize_with = "super::de::int")]
+    pub host_port: Option<Spanned<i64>>,
+    /// Not read by the simulator; kept so a value the API server rejects is reported.
+    #[serde(deserialize_with = "super::de::int")]
+    pub container_port: Option<Spanned<i64>>,
     #[serde(rename = "hostIP")]
     pub host_ip: Option<Str>,
     pub protocol: Option<Str>,
@@ -175,12 +179,14 @@ pub struct NodeSelectorRequirement {
     #[serde(default, deserialize_with = "super::de::list")]
     pub values: Box<[Spanned<Text>]>,
     /// Karpenter NodePool requirements only.
+    #[serde(default, deserialize_with = "super::de::int")]
     pub min_values: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PreferredSchedulingTerm {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub weight: Option<Spanned<i64>>,
     pub preference: Spanned<NodeSelectorTerm>,
 }
@@ -203,6 +209,7 @@ pub struct PodAffinity {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WeightedPodAffinityTerm {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub weight: Option<Spanned<i64>>,
     pub pod_affinity_term: Spanned<PodAffinityTerm>,
 }
@@ -249,11 +256,13 @@ pub struct Toleration {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopologySpreadConstraint {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub max_skew: Option<Spanned<i64>>,
     pub topology_key: Spanned<Str>,
     pub when_unsatisfiable: Option<Spanned<Str>>,
     #[serde(default, deserialize_with = "nullable")]
     pub label_selector: Option<LabelSelector>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub min_domains: Option<Spanned<i64>>,
     pub node_taints_policy: Option<Spanned<Str>>,
     pub node_affinity_policy: Option<Spanned<Str>>,
@@ -298,6 +307,7 @@ pub struct PvcTemplate {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ControllerSpec {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Option<Spanned<i64>>,
     #[serde(deserialize_with = "nullable")]
     pub selector: Option<LabelSelector>,
@@ -321,6 +331,7 @@ pub struct JobTemplate {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RcSpec {
+    #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Option<Spanned<i64>>,
     #[serde(deserialize_with = "nullable")]
     pub selector: SpannedMap,

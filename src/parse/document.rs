@@ -38,6 +38,9 @@ pub struct RawDoc {
     pub items: Vec<RawDoc>,
     /// A body field came before `apiVersion`/`kind`: parse again with the kind preset.
     pub needs_reparse: bool,
+    /// Integer values the API server would reject, read as absent (see
+    /// [`crate::model::de::int`]); set on the document root only.
+    pub rejected_ints: Vec<crate::model::de::RejectedInt>,
 }
 
 /// What the root of a document was.

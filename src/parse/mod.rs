@@ -57,7 +57,7 @@ pub struct ParseProblem {
     pub span: Span,
     pub message: String,
     /// A value the API server would reject in an object that was read (see
-    /// [`crate::model::quantities`]): the rest of the object is linted. Otherwise the
+    /// [`crate::model::rejected`]): the rest of the object is linted. Otherwise the
     /// document could not be read.
     pub rejected_value: bool,
 }
@@ -441,17 +441,26 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                 Some(Kind::Other) => pods::holder(&doc, text),
                 _ => None,
             };
+            let mut doc = *doc;
+            let rejected_ints = std::mem::take(&mut doc.rejected_ints);
             let mut objects = Vec::new();
-            let count = into_objects(id, offset, *doc, context, &mut objects);
-            let invalid = objects
+            let count = into_objects(id, offset, doc, context, &mut objects);
+            let ints = rejected_ints.into_iter().map(|r| ParseProblem {
+                span: Span::new(offset + r.offset as usize, r.len as usize),
+                message: r.message,
+                rejected_value: true,
+            });
+            let mut invalid: Vec<ParseProblem> = objects
                 .iter()
-                .flat_map(crate::model::quantities::invalid_quantities)
+                .flat_map(crate::model::rejected::rejected_values)
                 .map(|q| ParseProblem {
                     span: q.span,
                     message: q.message,
                     rejected_value: true,
                 })
+                .chain(ints)
                 .collect();
+            invalid.sort_by_key(|p| (p.span.offset, p.span.len));
             DocResult::Objects(objects, count, invalid, holder)
         }
     }
@@ -565,15 +574,21 @@ struct DocError {
 /// back as [`DocRoot::Header`], read only as far as its header.
 fn deserialize(text: &str, preset: Option<Kind>, header_only: bool) -> Result<DocRoot, DocError> {
     let header = RefCell::new(None);
-    let result = serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
-        DocSeed {
-            preset,
-            header_only: header_only.then_some(&header),
-        }
-        .deserialize(d)
+    let (result, rejected_ints) = crate::model::de::collect_rejected(|| {
+        serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
+            DocSeed {
+                preset,
+                header_only: header_only.then_some(&header),
+            }
+            .deserialize(d)
+        })
     });
     match (result, header.into_inner()) {
         (_, Some(doc)) => Ok(DocRoot::Header(doc)),
+        (Ok(DocRoot::Map(mut doc)), None) => {
+            doc.rejected_ints = rejected_ints;
+            Ok(DocRoot::Map(doc))
+        }
         (Ok(root), None) => Ok(root),
         (Err(e), None) => Err(to_doc_error(text, &e)),
     }
