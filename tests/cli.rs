@@ -733,6 +733,7 @@ fn nothing_linted_is_never_silent() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("lists no instance types"));
+}
 
 /// A Deployment with one quantity the API server rejects still gets its other findings: the
 /// bad value is a `parse-error` at its span and is read as absent, nothing more.

@@ -16,7 +16,9 @@ impl<K, V> Default for Memo<K, V> {
 }
 
 impl<K: Eq + Hash, V: Clone> Memo<K, V> {
-    /// The value for `key`, computing it with `f` (outside the lock) the first time.
+    /// The value for `key`, computing it with `f` (outside the lock) the first time. When
+    /// two threads compute one key at once, the value stored first is the one both return:
+    /// callers compare shared values by pointer (`Pool::template_key`).
     pub fn get_or_insert_with(&self, key: K, f: impl FnOnce() -> V) -> V {
         // A poisoned lock only means another thread panicked; entries are inserted whole.
         let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -24,8 +26,7 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
             return hit.clone();
         }
         let value = f();
-        lock().insert(key, value.clone());
-        value
+        lock().entry(key).or_insert(value).clone()
     }
 }
 
@@ -59,5 +60,31 @@ mod tests {
             3
         );
         assert_eq!(calls, 2);
+    }
+
+    /// Threads racing on one key all get the value stored first (the same `Arc`), as the
+    /// pools' template keys compare tables by pointer.
+    #[test]
+    fn racing_threads_share_the_first_value() {
+        use std::sync::{Arc, Barrier};
+        let memo: Memo<u8, Arc<u8>> = Memo::default();
+        let barrier = Barrier::new(4);
+        let values: Vec<Arc<u8>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        memo.get_or_insert_with(0, || {
+                            barrier.wait();
+                            Arc::new(0)
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("joins"))
+                .collect()
+        });
+        assert!(values.iter().all(|v| Arc::ptr_eq(v, &values[0])));
     }
 }
