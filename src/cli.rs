@@ -627,7 +627,8 @@ fn run_lint(args: &LintArgs) -> i32 {
 /// error names the paths (the exit code stays 0), with a hint when standard input is a pipe
 /// that `-` was not given to read.
 fn warn_if_nothing_linted(args: &LintArgs, report: &report::Report) {
-    if report.summary.documents > 0 || !report.findings.is_empty() {
+    // Documents that are not objects (a chart's Chart.yaml and values.yaml) do not count.
+    if report.summary.objects > 0 || !report.findings.is_empty() {
         return;
     }
     let paths: Vec<String> = (args.paths.iter())

@@ -141,6 +141,9 @@ pub struct Finding {
     /// hides it only when every place is covered, so which file sorts first never decides
     /// whether it is reported.
     pub also_on: Vec<Place>,
+    /// Where a finding moved from a rendered kustomization to its file stood in the
+    /// rendered output: its object's `karplint.io/ignore` annotation is read there.
+    pub rendered_at: Option<(SourceId, Span)>,
 }
 
 impl Finding {
@@ -179,6 +182,7 @@ impl Finding {
             related: Vec::new(),
             on_context: false,
             also_on: Vec::new(),
+            rendered_at: None,
         }
     }
 

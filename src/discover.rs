@@ -205,7 +205,9 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
         .ignore(ignore_files)
         .git_ignore(ignore_files)
         .git_exclude(ignore_files)
-        .parents(ignore_files)
+        // Only the ignore files of the linted tree: none above it (outside a repository
+        // that would reach a home directory's), so the tree alone decides.
+        .parents(false)
         // A tree's ignore files apply whether or not it is a git checkout (an export, a
         // container build context): the same tree lints the same files.
         .require_git(false)

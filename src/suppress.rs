@@ -228,6 +228,11 @@ impl Table {
     /// whether it is suppressed.
     fn place(&mut self, mut f: Finding, texts: &BTreeMap<SourceId, Text>) -> (Finding, bool) {
         let here = self.covers(f.rule, (f.source, f.span), f.object.as_deref(), texts);
+        // A finding moved out of a rendered kustomization: its object's annotation is there
+        // (both are looked at, so neither suppression is reported unused).
+        let rendered =
+            (f.rendered_at).is_some_and(|at| self.covers(f.rule, at, f.object.as_deref(), texts));
+        let here = here | rendered;
         // Every place is looked at, so the suppressions used never depend on the order.
         let free = (f.also_on.iter())
             .map(|p| !self.covers(f.rule, (p.source, p.span), Some(&p.object), texts))
@@ -287,14 +292,15 @@ fn covers_object(scope: &ObjectRef, object: &ObjectRef) -> bool {
 
 fn annotation_suppressions(objects: &[Object]) -> Vec<Suppression> {
     let mut out = Vec::new();
-    // The document whose object annotation was read last: the pod templates of one
-    // workload CRD share it, and it is one suppression.
-    let mut last_doc = None;
+    // Where the object annotation read last was: the pod templates of one workload CRD
+    // share their object's, and it is one suppression (the items of a `kind: List` share a
+    // document, but each has its own).
+    let mut last_own = None;
     for o in objects.iter().filter(|o| !o.context) {
         let template = o.workload().map(|w| &w.template.metadata.annotations);
-        let doc = (o.source, o.doc_offset);
-        let own = (last_doc != Some(doc)).then_some(&o.meta.annotations);
-        last_doc = Some(doc);
+        let place = (o.meta.annotations.entry(ANNOTATION)).map(|(_, v)| (o.source, o.span(v)));
+        let own = (place.is_none() || last_own != place).then_some(&o.meta.annotations);
+        last_own = place;
         for (i, ann) in own.into_iter().chain(template).enumerate() {
             let Some((_, v)) = ann.entry(ANNOTATION) else {
                 continue;
@@ -578,6 +584,27 @@ mod tests {
         let rule = "missing-resource-requests";
         let left = pytorch_findings("", &format!("{ANNOTATION}: {rule}"));
         assert_eq!(left, [finding(rule, "Master")]);
+    }
+
+    /// Each item of a `kind: List` (one document) has its own annotation: the second
+    /// item's is read too.
+    #[test]
+    fn every_list_item_annotation_is_read() {
+        let item = |name: &str| {
+            format!(
+                "  - apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n      name: {name}\n      annotations: {{{ANNOTATION}: missing-resource-requests}}\n    spec:\n      template:\n        spec:\n          containers: [{{name: c, image: example.com/c:1}}]\n"
+            )
+        };
+        let yaml = format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}{}",
+            item("a"),
+            item("b")
+        );
+        let report = crate::engine::lint_str(&yaml).expect("lints");
+        let left: Vec<_> = (report.findings.iter())
+            .filter(|f| f.rule == "missing-resource-requests")
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     fn parse(text: &str) -> Vec<Suppression> {

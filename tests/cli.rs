@@ -795,3 +795,46 @@ spec:
         "the Deployment is still linted: {found:?}"
     );
 }
+
+/// A `karplint.io/ignore` annotation in a base suppresses a finding on the rendered object
+/// that is moved back to the base file (the annotation is read where the object was
+/// rendered), and is not reported unused.
+#[test]
+fn kustomize_findings_honour_annotation_suppressions() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
+    if !has("kustomize") && !has("kubectl") {
+        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("base");
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir_all(&base).expect("mkdir");
+    std::fs::create_dir_all(&overlay).expect("mkdir");
+    std::fs::write(base.join("kustomization.yaml"), "resources: [app.yaml]\n").expect("write");
+    std::fs::write(
+        base.join("app.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n  annotations:\n    karplint.io/ignore: missing-resource-requests\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          image: example.com/app:1\n",
+    )
+    .expect("write");
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "namespace: prod\nresources: [../base]\n",
+    )
+    .expect("write");
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["--format", "json", "--fail-on", "info", "."])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rules: Vec<&str> = (v["diagnostics"].as_array().expect("diagnostics").iter())
+        .filter_map(|d| d["rule"].as_str())
+        .collect();
+    assert!(
+        !rules.contains(&"missing-resource-requests") && !rules.contains(&"unused-suppression"),
+        "{v}"
+    );
+    assert_eq!(v["summary"]["suppressed"], 1, "{v}");
+}

@@ -40,6 +40,7 @@ pub(super) fn remap(
                         .into(),
                 });
             } else {
+                f.rendered_at = Some((f.source, f.span));
                 (f.source, f.span) = (source, span);
             }
         }

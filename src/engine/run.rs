@@ -64,6 +64,11 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let mut files = FileSummary::of(files, sources);
     files.notes.extend_from_slice(notes);
     findings.append(&mut files.problems);
+    if !renders.is_empty() {
+        // Findings arrive in task order: which copy of a finding two overlays share is kept,
+        // and how the files it moves to are numbered, must not depend on it.
+        findings.sort_by(|a, b| finding_order(sources, a, b));
+    }
     let mapped_sources =
         super::kustomized::remap(&mut findings, renders, sources, &mut files.has_suppressions);
     let all_sources: std::borrow::Cow<[Source]> = if mapped_sources.is_empty() {

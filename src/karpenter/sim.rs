@@ -359,6 +359,13 @@ struct DaemonSetPod<'a> {
     _obj: &'a Object,
 }
 
+/// DaemonSets run where they tolerate the taints (startup taints aside) and their
+/// requirements fit the template (§6.4; core `isDaemonPodCompatible`).
+fn daemon_runs_on(pool: &Pool, tolerations: &[Toleration], attempt: &Attempt) -> bool {
+    first_untolerated(tolerations, &pool.taints, true).is_none()
+        && (pool.requirements).compatible_with_ok(&attempt.requirements, pool.flavor)
+}
+
 /// Resources the catalog knows; any other extended resource has capacity 0 (§6.2).
 pub fn known_resource(name: &str) -> bool {
     matches!(name, "cpu" | "memory" | "pods" | "ephemeral-storage")
@@ -559,13 +566,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .map(|pool| {
                 let mut o = PoolOverhead::default();
                 for ds in &daemonsets {
-                    // DaemonSets run where they tolerate the taints (startup taints ignored)
-                    // and their requirements fit the template (§6.4).
-                    if first_untolerated(&ds.tolerations, &pool.taints, true).is_some()
-                        || !pool
-                            .requirements
-                            .compatible_with_ok(&ds.attempt.requirements, pool.flavor)
-                    {
+                    if !daemon_runs_on(pool, &ds.tolerations, &ds.attempt) {
                         continue;
                     }
                     for port in &ds.host_ports {
@@ -606,9 +607,8 @@ impl<'a, 'c> Simulator<'a, 'c> {
         sim
     }
 
-    /// Whether DaemonSet `obj` runs on the nodes of pool `pool`: it tolerates the pool's
-    /// taints (startup taints aside) and its requirements fit the pool's, as the overhead
-    /// is counted (§6.4; core `isDaemonPodCompatible`).
+    /// Whether DaemonSet `obj` runs on the nodes of pool `pool`, as its overhead is counted
+    /// ([`daemon_runs_on`]).
     pub fn daemonset_runs_on(&self, pool: usize, obj: &Object) -> bool {
         let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
             return false;
@@ -616,9 +616,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let Some(attempt) = pod::attempts(obj, spec).ok().and_then(|mut a| a.pop()) else {
             return false;
         };
-        let pool = &self.pools[pool];
-        first_untolerated(&pod::tolerations(spec, self.admission), &pool.taints, true).is_none()
-            && (pool.requirements).compatible_with_ok(&attempt.requirements, pool.flavor)
+        daemon_runs_on(
+            &self.pools[pool],
+            &pod::tolerations(spec, self.admission),
+            &attempt,
+        )
     }
 
     /// DaemonSet overhead on one instance type of a pool (§6.4).

@@ -162,7 +162,8 @@ impl Transform {
                     rename(n);
                 }
             }
-            Body::Workload(w) if !self.labels.is_empty() => {
+            // kustomize's `commonLabels` field specs name the built-in workload kinds only.
+            Body::Workload(w) if !self.labels.is_empty() && !matches!(o.kind, Kind::Crd(_)) => {
                 add_labels(&mut w.template.metadata.labels, &self.labels, at);
                 if let Some(sel) = &mut w.selector {
                     add_labels(&mut sel.match_labels, &self.labels, at);
@@ -248,13 +249,15 @@ pub struct Plan {
     pub transforms: BTreeMap<PathBuf, Arc<Transform>>,
     /// What the run should be told.
     pub notes: Vec<String>,
+    /// Files two unrendered roots change differently: linted as written.
+    conflicting: BTreeSet<PathBuf>,
 }
 
 /// The tool that renders kustomizations.
 #[derive(Debug, Clone)]
 pub struct Tool {
     program: PathBuf,
-    /// `["build"]` for kustomize, `["kustomize"]` for kubectl.
+    /// `build` for kustomize, `kustomize` for kubectl.
     verb: &'static str,
 }
 
@@ -363,7 +366,7 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
                     ));
                 } else if used.remote {
                     plan.notes.push(format!(
-                        "{} includes a remote resource and was not built (karplint does not go online); its local files are linted as written",
+                        "{} names a remote or missing resource and was not built (karplint does not go online); its local files are linted as written",
                         dir.file.display()
                     ));
                 }
@@ -400,10 +403,26 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
 }
 
 impl Plan {
+    /// A root linted without the tool: its resources with its changes, its patches left
+    /// out. A file two overlays change differently is linted as written, and said so.
     fn add_unrendered(&mut self, used: Used) {
         for (file, t) in used.resources {
-            if !t.is_empty() {
-                self.transforms.entry(file).or_insert_with(|| Arc::new(t));
+            if t.is_empty() || self.conflicting.contains(&file) {
+                continue;
+            }
+            match self.transforms.get(&file) {
+                Some(had) if **had != t => {
+                    self.transforms.remove(&file);
+                    self.notes.push(format!(
+                        "{} is changed differently by two kustomizations; without the tool it is linted as written",
+                        file.display()
+                    ));
+                    self.conflicting.insert(file);
+                }
+                Some(_) => {}
+                None => {
+                    self.transforms.insert(file, Arc::new(t));
+                }
             }
         }
         self.replaced.extend(used.patches);
@@ -467,15 +486,15 @@ fn read_dir(f: &Candidate) -> Dir {
         }
     };
     for r in k.resources.iter().chain(&k.bases).chain(&k.components) {
-        if r.contains("://") || r.starts_with("github.com/") || r.starts_with("git@") {
-            dir.remote = true;
-            continue;
-        }
+        // Anything not on disk is a remote resource (`github.com/org/repo//dir?ref=…`, a
+        // URL) or missing: kustomize would go online for it, or fail.
         let p = normal(&base.join(r));
         if p.is_dir() {
             dir.includes.push(p);
-        } else {
+        } else if p.is_file() {
             dir.resource_files.push(p);
+        } else {
+            dir.remote = true;
         }
     }
     let patch_paths = (k.patches.iter().chain(&k.patches_json6902)).filter_map(|p| p.path.as_ref());
@@ -537,18 +556,23 @@ pub fn normal(p: &Path) -> PathBuf {
 /// kustomize loads no absolute root) and asks for `buildMetadata: [originAnnotations]`.
 fn build(tool: &Tool, dir: &Dir, root: &Path) -> Result<Rendered, String> {
     let wrapper = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let base = normal(wrapper.path());
-    let rel = relative(&base, root).ok_or("the root is on another drive")?;
+    // kustomize resolves symbolic links in the roots it loads (a temporary directory under
+    // /var on macOS is /private/var): the relative path is between real paths.
+    let base = std::fs::canonicalize(wrapper.path()).map_err(|e| e.to_string())?;
+    let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+    let rel = relative(&base, &root).ok_or("the root is on another drive")?;
     let kustomization = format!(
         "resources:\n  - {}\nbuildMetadata: [originAnnotations]\n",
         serde_json::to_string(&rel.to_string_lossy()).map_err(|e| e.to_string())?
     );
     std::fs::write(base.join("kustomization.yaml"), kustomization).map_err(|e| e.to_string())?;
-    let out = Command::new(&tool.program)
+    let mut command = Command::new(&tool.program);
+    // Never a prompt for credentials: a remote base karplint missed fails instead.
+    command
         .arg(tool.verb)
         .arg(&base)
-        .output()
-        .map_err(|e| e.to_string())?;
+        .env("GIT_TERMINAL_PROMPT", "0");
+    let out = output_within(command, BUILD_TIMEOUT)?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let why = stderr
@@ -565,6 +589,51 @@ fn build(tool: &Tool, dir: &Dir, root: &Path) -> Result<Rendered, String> {
         text,
         origin_base: base,
         patches: Vec::new(),
+    })
+}
+
+/// How long one `kustomize build` may take before karplint gives up on it.
+const BUILD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The output of `command`, killed when it runs longer than `limit`.
+fn output_within(
+    mut command: Command,
+    limit: std::time::Duration,
+) -> Result<std::process::Output, String> {
+    use std::process::Stdio;
+    let mut child = (command.stdin(Stdio::null()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    // The pipes are drained while the child runs, so a large output cannot block it.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {} s", limit.as_secs()));
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     })
 }
 

@@ -240,7 +240,9 @@ impl RenderMap {
                 span: object_span,
             });
         };
-        let twin = source.iter().find(|n| n.path == node.path);
+        let twin = (source.iter())
+            .find(|n| n.path == node.path)
+            .filter(|_| same_items(&rendered, &source, &node.path));
         // The name, with or without a prefix, is where the file names the object.
         let is_name = node.path == [Seg::Key("metadata".into()), Seg::Key("name".into())];
         let exact = twin.and_then(|t| match at {
@@ -260,7 +262,7 @@ impl RenderMap {
             });
         }
         Some(
-            self.in_patches(&kind, name, node, &at, span.len, files)
+            self.in_patches(&kind, name, &rendered, node, &at, span.len, files)
                 .unwrap_or(Mapped::Object {
                     file: file.clone(),
                     span: object_span,
@@ -270,10 +272,12 @@ impl RenderMap {
 
     /// The same key with the same value in a patch of the object (found by kind and name,
     /// as kustomize matches a patch to its target).
+    #[allow(clippy::too_many_arguments)]
     fn in_patches(
         &self,
         kind: &str,
         name: &str,
+        rendered: &[Node],
         node: &Node,
         at: &At,
         len: usize,
@@ -286,7 +290,10 @@ impl RenderMap {
             let Some((doc_offset, nodes)) = source_document(text, kind, name) else {
                 continue;
             };
-            let Some(twin) = nodes.iter().find(|n| n.path == node.path) else {
+            let Some(twin) = (nodes.iter())
+                .find(|n| n.path == node.path)
+                .filter(|_| same_items(rendered, &nodes, &node.path))
+            else {
                 continue;
             };
             let span = match *at {
@@ -305,6 +312,25 @@ impl RenderMap {
         }
         None
     }
+}
+
+/// Whether each list item on `path` is the same item in both documents: where the items
+/// have a `name` (containers, volumes, ports), it is equal. A patch that inserts a container
+/// shifts the indices; the key path alone would then point at another container.
+fn same_items(a: &[Node], b: &[Node], path: &[Seg]) -> bool {
+    let name_at = |nodes: &[Node], item: &[Seg]| {
+        nodes
+            .iter()
+            .find(|n| {
+                n.path.len() == item.len() + 1
+                    && n.path.starts_with(item)
+                    && n.path.last() == Some(&Seg::Key("name".into()))
+            })
+            .and_then(|n| n.scalar.clone())
+    };
+    (0..path.len())
+        .filter(|&i| matches!(path[i], Seg::Index(_)))
+        .all(|i| name_at(a, &path[..=i]) == name_at(b, &path[..=i]))
 }
 
 /// `rel` bytes into `range`, at most `len` long and never past its end, made absolute.

@@ -477,14 +477,18 @@ fn template_syntax_breaks(text: &str) -> Option<Template> {
         if duplicates {
             opts.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
         }
+        // Rejected integers of the blanked text are not the document's: dropped.
         let parse = |preset| {
-            serde_saphyr::with_deserializer_from_str_with_options(blanked, opts.clone(), |d| {
-                DocSeed {
-                    preset,
-                    header_only: None,
-                }
-                .deserialize(d)
+            crate::model::de::collect_rejected(|| {
+                serde_saphyr::with_deserializer_from_str_with_options(blanked, opts.clone(), |d| {
+                    DocSeed {
+                        preset,
+                        header_only: None,
+                    }
+                    .deserialize(d)
+                })
             })
+            .0
         };
         let at = |e: serde_saphyr::Error| to_doc_error(blanked, &e).span.offset;
         match parse(None) {
