@@ -15,6 +15,7 @@ use super::workload::{
     Affinity, Container, ControllerSpec, PodSpec, PodTemplate, Resources, TemplateMeta, Toleration,
     Volume, Workload,
 };
+use crate::quantity::Quantity;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use std::fmt;
@@ -152,9 +153,17 @@ pub struct Part {
     /// with a single template.
     pub role: Option<Str>,
     /// The path of the pod spec in the object (`spec.workerGroupSpecs[0].template.spec`),
-    /// for messages on invalid values; `None` when the pod spec is built from the CRD's own
-    /// fields (SparkApplication), whose values are checked where they are converted.
+    /// for messages on invalid values; `None` when the pod spec is assembled from the CRD's
+    /// own fields (Argo templates, SparkApplication).
     pub spec_path: Option<String>,
+    /// When the pod spec is assembled from an Argo template: the path of each of its
+    /// containers (`spec.templates[0].script`), those of `containers` then those of
+    /// `initContainers`, for messages on their invalid values.
+    pub container_paths: Box<[String]>,
+    /// Values the pod spec was converted from that the API server or the program the CRD
+    /// runs would reject (a SparkApplication's `memory: 1Gi`), found where they were
+    /// converted: each a message spanned on its value.
+    pub rejected: Box<[Spanned<String>]>,
 }
 
 /// The `spec` of a workload CRD: only the fields that shape its pods.
@@ -237,10 +246,14 @@ pub struct TemplateHolder {
 #[serde(rename_all = "camelCase", default)]
 pub struct RayWorkerGroup {
     pub group_name: Option<Str>,
+    /// `suspend: true` deletes the group's pods.
+    pub suspend: Option<Spanned<bool>>,
     #[serde(default, deserialize_with = "super::de::int")]
     pub replicas: Count,
     #[serde(default, deserialize_with = "super::de::int")]
     pub min_replicas: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
+    pub max_replicas: Count,
     #[serde(default, deserialize_with = "super::de::int")]
     pub num_of_hosts: Count,
     #[serde(deserialize_with = "nullable")]
@@ -363,6 +376,7 @@ pub struct JobHolder {
 pub struct JobSpecLite {
     #[serde(default, deserialize_with = "super::de::int")]
     pub parallelism: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub completions: Count,
     #[serde(deserialize_with = "nullable")]
     pub template: Template,
@@ -475,7 +489,9 @@ pub struct ScheduledSparkSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SparkPod {
-    pub cores: Option<Spanned<Text>>,
+    /// An int32 of at least 1 in the CRD (`coreRequest` takes fractions).
+    #[serde(default, deserialize_with = "super::de::int")]
+    pub cores: Count,
     pub core_request: Option<Spanned<Text>>,
     pub core_limit: Option<Spanned<Text>>,
     pub memory: Option<Spanned<Text>>,
@@ -502,7 +518,9 @@ pub struct SparkPod {
 #[serde(rename_all = "camelCase", default)]
 pub struct SparkDynamicAllocation {
     pub enabled: Option<bool>,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub initial_executors: Count,
+    #[serde(default, deserialize_with = "super::de::int")]
     pub min_executors: Count,
 }
 
@@ -510,7 +528,9 @@ pub struct SparkDynamicAllocation {
 #[serde(rename_all = "camelCase", default)]
 pub struct SparkGpu {
     pub name: Option<Spanned<Str>>,
-    pub quantity: Option<Spanned<Text>>,
+    /// An int64 in the CRD.
+    #[serde(default, deserialize_with = "super::de::int")]
+    pub quantity: Count,
 }
 
 /// A map read as `(key, value)` pairs in document order (Kubeflow's replica specs).
@@ -581,6 +601,7 @@ impl Out {
             part: Some(Box::new(Part {
                 role: role.map(Str::from),
                 spec_path: Some(format!("{path}.spec")),
+                ..Default::default()
             })),
         });
     }
@@ -606,15 +627,33 @@ impl Out {
     }
 }
 
-/// A worker group's pods: `replicas` (raised to `minReplicas`, as KubeRay does; 0 when
-/// neither is written, KubeRay's default) times `numOfHosts` (default 1).
+/// A worker group's pods, as KubeRay's `GetWorkerGroupDesiredReplicas`
+/// (`ray-operator/controllers/ray/utils/util.go`) counts them: none when the group is
+/// `suspend: true`; else `maxReplicas` when `minReplicas` exceeds it; else `replicas`
+/// raised to `minReplicas` and lowered to `maxReplicas`; times `numOfHosts`. Unwritten
+/// fields take the CRD's defaults: `replicas` 0, `minReplicas` 0, `maxReplicas`
+/// 2147483647, `numOfHosts` 1. The count is spanned on the field that decided it.
 pub fn ray_workers(g: &RayWorkerGroup) -> Count {
+    if let Some(s) = g.suspend.as_ref().filter(|s| s.value) {
+        return Some(Spanned {
+            value: 0,
+            offset: s.offset,
+            len: s.len,
+        });
+    }
     let min = g.min_replicas.as_ref().map_or(0, |m| m.value);
-    let replicas = match &g.replicas {
-        Some(r) if r.value >= min => &g.replicas,
-        _ => &g.min_replicas,
+    let max = (g.max_replicas.as_ref()).map_or(i64::from(i32::MAX), |m| m.value);
+    let replicas = g.replicas.as_ref().map_or(0, |r| r.value);
+    let (count, default) = if min > max {
+        (&g.max_replicas, max)
+    } else if replicas < min {
+        (&g.min_replicas, min)
+    } else if replicas > max {
+        (&g.max_replicas, max)
+    } else {
+        (&g.replicas, replicas)
     };
-    product(&[(replicas, 0), (&g.num_of_hosts, 1)], at(&g.template))
+    product(&[(count, default), (&g.num_of_hosts, 1)], at(&g.template))
 }
 
 /// LeaderWorkerSet: `(leader pods, worker pods)`. Each of `replicas` groups (default 1)
@@ -730,10 +769,10 @@ impl CrdSpec {
                 let replicas = knative_pods(&k.template);
                 out.template(None, "spec.template".into(), k.template, replicas);
             }
-            CrdSpec::Workflow(w) => out.workflow(w),
-            CrdSpec::CronWorkflow(c) => out.workflow(c.workflow_spec),
-            CrdSpec::Spark(s) => out.spark(s),
-            CrdSpec::ScheduledSpark(s) => out.spark(s.template),
+            CrdSpec::Workflow(w) => out.workflow("spec", w),
+            CrdSpec::CronWorkflow(c) => out.workflow("spec.workflowSpec", c.workflow_spec),
+            CrdSpec::Spark(s) => out.spark("spec", s),
+            CrdSpec::ScheduledSpark(s) => out.spark("spec.template", s.template),
             CrdSpec::ScaledJob(s) => {
                 let job = s.job_target_ref;
                 let replicas = product(&[(&job_pods(&job), 1)], at(&job.template));
@@ -789,12 +828,17 @@ impl Out {
 
     /// Argo: every template that runs a pod (a `container`, `script` or `containerSet`),
     /// with its own `nodeSelector`, `tolerations` and `affinity`, each replacing the
-    /// workflow's (as Argo's `addSchedulingConstraints` does).
-    fn workflow(&mut self, w: WorkflowSpec) {
+    /// workflow's (as Argo's `addSchedulingConstraints` does). `base` is the path of the
+    /// `WorkflowSpec`.
+    fn workflow(&mut self, base: &str, w: WorkflowSpec) {
         for (i, t) in w.templates.into_vec().into_iter().enumerate() {
+            let path = format!("{base}.templates[{i}]");
             let mut containers: Vec<Container> = Vec::new();
+            let mut paths: Vec<String> = Vec::new();
             let mut at = None;
-            for c in [t.container, t.script].into_iter().flatten() {
+            for (field, c) in [("container", t.container), ("script", t.script)] {
+                let Some(c) = c else { continue };
+                paths.push(format!("{path}.{field}"));
                 at.get_or_insert((c.offset, c.len));
                 let mut container = c.value;
                 // Argo names the container of a `container` or `script` template `main`.
@@ -807,10 +851,15 @@ impl Out {
             }
             if let Some(set) = t.container_set {
                 at.get_or_insert((set.offset, set.len));
+                let n = set.value.containers.len();
+                paths.extend((0..n).map(|j| format!("{path}.containerSet.containers[{j}]")));
                 containers.extend(set.value.containers.into_vec());
             }
             let Some((offset, len)) = at else { continue };
+            paths.extend((0..t.sidecars.len()).map(|j| format!("{path}.sidecars[{j}]")));
             containers.extend(t.sidecars.into_vec());
+            let n = t.init_containers.len();
+            paths.extend((0..n).map(|j| format!("{path}.initContainers[{j}]")));
             let pick = |mine: SpannedMap, wf: &SpannedMap| {
                 if mine.is_empty() { wf.clone() } else { mine }
             };
@@ -847,6 +896,8 @@ impl Out {
                 part: Some(Box::new(Part {
                     role: Some(format!("templates[{name}]").into()),
                     spec_path: None,
+                    container_paths: paths.into_boxed_slice(),
+                    rejected: Box::default(),
                 })),
                 ..Default::default()
             });
@@ -855,10 +906,13 @@ impl Out {
 
     /// SparkApplication: the driver (one pod) and the executors (see [`spark_executors`]),
     /// each a pod whose one container requests what Spark asks for (see [`spark_requests`]).
-    fn spark(&mut self, s: SparkSpec) {
+    /// `base` is the path of the `SparkApplicationSpec`.
+    fn spark(&mut self, base: &str, s: SparkSpec) {
         let factor = spark_overhead_factor(&s);
         for (role, pod) in [("driver", s.driver), ("executor", s.executor)] {
             let Some(pod) = pod else { continue };
+            let mut rejected = Vec::new();
+            let path = format!("{base}.{role}");
             let (offset, len) = (pod.offset, pod.len);
             let p = pod.value;
             let replicas = if role == "executor" {
@@ -874,7 +928,7 @@ impl Out {
                 }),
                 image: p.image.clone().or_else(|| s.image.clone()),
                 resources: Some(Spanned {
-                    value: spark_requests(&p, factor, (offset, len)),
+                    value: spark_requests(&p, factor, (offset, len), &path, &mut rejected),
                     offset,
                     len,
                 }),
@@ -910,7 +964,8 @@ impl Out {
                 },
                 part: Some(Box::new(Part {
                     role: Some(role.into()),
-                    spec_path: None,
+                    rejected: rejected.into_boxed_slice(),
+                    ..Default::default()
                 })),
                 ..Default::default()
             });
@@ -975,8 +1030,43 @@ pub fn spark_executors(
 /// of its `name` as a limit. Spark reads memory sizes in MiB unless a unit is written
 /// (`512m`, `2g`), so they are converted ([`jvm_mib`]). Each value is spanned on the field
 /// it came from, or on the role (`driver:`) when defaulted.
-pub fn spark_requests(p: &SparkPod, factor: f64, role: (u32, u32)) -> Resources {
+///
+/// A value that would be rejected is pushed onto `rejected` (a message spanned on it,
+/// naming it under `path`, the role's path) and left out: a `coreRequest` or `coreLimit`
+/// the API server would refuse as a pod's quantity, a `cores` below the CRD's minimum of 1
+/// (`cores` that is not an integer is turned away when it is read, [`super::de::int`]),
+/// and a `memory` or `memoryOverhead` Spark's `JavaUtils.byteStringAs` refuses (`1Gi`,
+/// `1.5g`), which leaves the pod without a memory request. Left out, `coreRequest` and
+/// `cores` fall back as if unwritten.
+pub fn spark_requests(
+    p: &SparkPod,
+    factor: f64,
+    role: (u32, u32),
+    path: &str,
+    rejected: &mut Vec<Spanned<String>>,
+) -> Resources {
     let at = |s: Option<&Spanned<Text>>| s.map_or(role, |s| (s.offset, s.len));
+    let mut reject = |field: &str, value: &dyn fmt::Display, (offset, len), why: &str| {
+        rejected.push(Spanned {
+            value: format!(
+                "{path}.{field}: invalid value {:?}: {why}",
+                value.to_string()
+            ),
+            offset,
+            len,
+        });
+    };
+    // Whether the API server accepts a cpu quantity on a pod; reported when not.
+    let mut accepted = |field: &str, q: &Spanned<Text>| {
+        let parsed = Quantity::parse_non_negative(q.value.as_str());
+        if let Err(e) = &parsed {
+            let why = format!("the API server rejects it: {}", e.reason());
+            reject(field, &q.value, (q.offset, q.len), &why);
+        }
+        parsed.is_ok()
+    };
+    let core_request = (p.core_request.as_ref()).filter(|q| accepted("coreRequest", q));
+    let core_limit = (p.core_limit.as_ref()).filter(|q| accepted("coreLimit", q));
     let entry = |key: &str, value: String, (offset, len): (u32, u32)| {
         let key = Spanned {
             value: Str::from(key),
@@ -992,21 +1082,33 @@ pub fn spark_requests(p: &SparkPod, factor: f64, role: (u32, u32)) -> Resources 
     };
     let mut requests = Vec::new();
     let mut limits = Vec::new();
-    let cpu = p.core_request.as_ref().or(p.cores.as_ref());
-    requests.push(entry(
-        "cpu",
-        cpu.map_or("1".into(), |c| c.value.to_string()),
-        at(cpu),
-    ));
-    if let Some(l) = &p.core_limit {
+    let cores = p.cores.as_ref().filter(|c| {
+        if c.value < 1 {
+            let why =
+                "the API server rejects it: the CRD's minimum is 1 (`coreRequest` takes fractions)";
+            reject("cores", &c.value, (c.offset, c.len), why);
+        }
+        c.value >= 1
+    });
+    let cpu = match (core_request, cores) {
+        (Some(r), _) => entry("cpu", r.value.to_string(), at(Some(r))),
+        (None, Some(c)) => entry("cpu", c.value.to_string(), (c.offset, c.len)),
+        (None, None) => entry("cpu", "1".into(), role),
+    };
+    requests.push(cpu);
+    if let Some(l) = core_limit {
         limits.push(entry("cpu", l.value.to_string(), at(Some(l))));
     }
-    let memory = p
-        .memory
-        .as_ref()
-        .map_or(Some(1024), |m| jvm_mib(m.value.as_str()));
+    let mut mib = |field: &str, m: &Spanned<Text>| {
+        let v = jvm_mib(m.value.as_str());
+        if v.is_none() {
+            reject(field, &m.value, (m.offset, m.len), JVM_SIZE);
+        }
+        v
+    };
+    let memory = p.memory.as_ref().map_or(Some(1024), |m| mib("memory", m));
     let overhead = match &p.memory_overhead {
-        Some(o) => jvm_mib(o.value.as_str()),
+        Some(o) => mib("memoryOverhead", o),
         // Scala's `(factor * memory).toInt`: truncated.
         None => memory.map(|m| ((factor * m as f64) as u64).max(OVERHEAD_MIN_MIB)),
     };
@@ -1025,6 +1127,9 @@ pub fn spark_requests(p: &SparkPod, factor: f64, role: (u32, u32)) -> Resources 
         limits: SpannedMap(limits.into_boxed_slice()),
     }
 }
+
+/// Why Spark refuses a memory size, in the words of `JavaUtils.byteStringAs`.
+const JVM_SIZE: &str = "Spark rejects it: a size must be a whole number with an optional unit b, k, m, g, t or p (kb, mb, … too; any case): `512m`, `2g`; Kubernetes suffixes (`Gi`) and fractions are not accepted";
 
 /// A Spark memory size in MiB, as Spark's `bytesConf(ByteUnit.MiB)` reads
 /// `spark.{driver,executor}.memory` and `.memoryOverhead`: a whole number with an optional

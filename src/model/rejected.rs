@@ -6,10 +6,12 @@
 //! asks [`rejected_values`] of each object, and each value a validator would reject becomes
 //! a `parse-error` at its span, naming the validator, while the rest of the object is still
 //! linted as if the value were absent. Checked here: quantities (they do not parse, they
-//! overflow, or they are negative where Kubernetes requires `>= 0`), node-selector
-//! operators and values, toleration operators and effects, and taint effects. Integer
-//! fields given a string, a boolean or a fraction are turned away while the document is
-//! deserialized ([`super::de::int`]) and join these in the parse stage.
+//! overflow, or they are negative where Kubernetes requires `>= 0`), including those of an
+//! Argo template's containers, node-selector operators and values, toleration operators
+//! and effects, and taint effects; a SparkApplication's values are checked where its pod
+//! is built from them ([`super::crd::spark_requests`]). Integer fields given a string, a
+//! boolean or a fraction are turned away while the document is deserialized
+//! ([`super::de::int`]) and join these in the parse stage.
 
 use super::de::{Spanned, SpannedMap, Text};
 use super::karpenter::Taint;
@@ -244,6 +246,21 @@ pub fn rejected_values(obj: &Object) -> Vec<RejectedValue> {
             };
             if let (Some(field), Some(spec)) = (field, w.pod_spec()) {
                 c.pod_spec(field, spec);
+            } else if let (Some(part), Some(spec)) = (&w.part, w.pod_spec()) {
+                // An Argo template's containers, each at its own path.
+                let containers = spec.containers.iter().chain(spec.init_containers.iter());
+                for (path, container) in part.container_paths.iter().zip(containers) {
+                    if let Some(r) = &container.resources {
+                        c.resources(&format!("{path}.resources"), &r.value);
+                    }
+                }
+            }
+            if let Some(part) = &w.part {
+                // Values the CRD's own fields were converted from (SparkApplication).
+                c.out.extend(part.rejected.iter().map(|r| RejectedValue {
+                    span: obj.span(r),
+                    message: r.value.clone(),
+                }));
             }
         }
         Body::LimitRange(lr) => {

@@ -4,9 +4,9 @@
 //!
 //! The check is cheap first and exact second: only a document of a custom resource (an API
 //! group with a dot, not a `*.k8s.io` group of Kubernetes itself) whose text holds
-//! `containers` is read again, and it counts only when a `containers` key under a `spec`
-//! or `template` key holds a list of containers, one of them with a concrete `image` (a
-//! policy's pattern such as Kyverno's `image: "!*:latest"` is not a container). Other
+//! `containers` is read a second time, and it counts only when a `containers` key under a
+//! `spec` or `template` key holds a list of containers, one of them with a concrete `image`
+//! (a policy's pattern such as Kyverno's `image: "!*:latest"` is not a container). Other
 //! documents cost one substring search.
 
 use super::document::RawDoc;

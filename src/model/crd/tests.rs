@@ -405,3 +405,250 @@ fn templates_of_one_object_are_objects_with_its_header_and_exact_spans() {
     let described = crate::diagnostic::ObjectRef::of(worker).to_string();
     assert_eq!(described, "RayCluster ml/rc (workerGroupSpecs[gpu])");
 }
+
+/// The rejected values of `yaml`, each as `(the text at its span, its message)`, and the
+/// workloads still linted.
+fn rejected(yaml: &str) -> (Vec<(String, String)>, usize) {
+    let parsed = crate::parse::parse_source(0, yaml, false, false);
+    let problems = (parsed.problems.iter())
+        .map(|p| {
+            assert!(p.rejected_value, "{}", p.message);
+            let at = &yaml[p.span.offset..p.span.offset + p.span.len];
+            (at.to_string(), p.message.clone())
+        })
+        .collect();
+    (problems, parsed.objects.len())
+}
+
+/// A rejected value expected: the text at its span and a part of its message.
+type Expected = (&'static str, &'static str);
+
+/// Values of a SparkApplication or an Argo template that Spark or the API server would
+/// reject are each a rejected value at its span; the object's pods are still linted.
+#[test]
+fn rejected_values_of_spark_and_argo_templates() {
+    let spark = |lines: &str| {
+        format!(
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {{name: sp}}\nspec:\n{lines}"
+        )
+    };
+    let rows: Vec<(&str, String, Vec<Expected>)> = vec![
+        (
+            "spark memory in Kubernetes notation: Spark does not read Gi",
+            spark("  driver: {memory: 1Gi}\n  executor: {memory: 2g, memoryOverhead: 512Mi}\n"),
+            vec![
+                ("1Gi", "spec.driver.memory: invalid value \"1Gi\": Spark rejects it"),
+                ("512Mi", "spec.executor.memoryOverhead: invalid value \"512Mi\": Spark rejects it"),
+            ],
+        ),
+        (
+            "spark fractional memory",
+            spark("  driver: {memory: 1.5g}\n"),
+            vec![("1.5g", "spec.driver.memory: invalid value \"1.5g\": Spark rejects it")],
+        ),
+        (
+            "spark cores: an int32, at least 1",
+            spark("  driver: {cores: abc}\n  executor: {cores: 0}\n"),
+            vec![
+                ("abc", "the API server rejects the string \"abc\": the field is an integer"),
+                ("0", "spec.executor.cores: invalid value \"0\": the API server rejects it: the CRD's minimum is 1"),
+            ],
+        ),
+        (
+            "spark coreRequest and coreLimit: pod quantities",
+            spark("  driver: {coreRequest: lots, coreLimit: -1}\n"),
+            vec![
+                ("lots", "spec.driver.coreRequest: invalid value \"lots\": the API server rejects it"),
+                ("-1", "spec.driver.coreLimit: invalid value \"-1\": the API server rejects it"),
+            ],
+        ),
+        (
+            "scheduled spark: under spec.template",
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\nmetadata: {name: sp}\nspec:\n  template:\n    executor: {memory: 4Gi}\n".into(),
+            vec![("4Gi", "spec.template.executor.memory: invalid value \"4Gi\"")],
+        ),
+        (
+            "spark values Spark reads: no rejection",
+            spark("  driver: {cores: 2, coreRequest: 500m, coreLimit: \"1\", memory: 4G, memoryOverhead: 512mb}\n"),
+            vec![],
+        ),
+        (
+            "argo: container, script, containerSet, sidecars and initContainers, by path",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\nspec:\n  templates:\n  - name: steps\n    steps: []\n  - name: a\n    container: {image: i, resources: {requests: {cpu: lots}}}\n    sidecars: [{name: s, image: i, resources: {limits: {memory: 1Gb}}}]\n    initContainers: [{name: n, image: i, resources: {requests: {cpu: -1}}}]\n  - name: b\n    containerSet: {containers: [{name: x, image: i}, {name: y, image: i, resources: {requests: {memory: x1}}}]}\n".into(),
+            vec![
+                ("lots", "spec.templates[1].container.resources.requests[cpu]: invalid value \"lots\": the API server rejects it"),
+                ("1Gb", "spec.templates[1].sidecars[0].resources.limits[memory]: invalid value \"1Gb\""),
+                ("-1", "spec.templates[1].initContainers[0].resources.requests[cpu]: invalid value \"-1\""),
+                ("x1", "spec.templates[2].containerSet.containers[1].resources.requests[memory]: invalid value \"x1\""),
+            ],
+        ),
+        (
+            "cron workflow: under spec.workflowSpec",
+            "apiVersion: argoproj.io/v1alpha1\nkind: CronWorkflow\nmetadata: {name: cw}\nspec:\n  workflowSpec:\n    templates:\n    - name: a\n      script: {image: i, source: x, resources: {requests: {cpu: lots}}}\n".into(),
+            vec![("lots", "spec.workflowSpec.templates[0].script.resources.requests[cpu]: invalid value \"lots\"")],
+        ),
+    ];
+    for (name, yaml, want) in rows {
+        let (got, linted) = rejected(&yaml);
+        assert_eq!(got.len(), want.len(), "{name}: {got:?}");
+        for ((at, message), (want_at, want_message)) in got.iter().zip(&want) {
+            assert_eq!(at, want_at, "{name}");
+            assert!(message.contains(want_message), "{name}: {message}");
+        }
+        assert!(linted >= 1, "{name}: the object is still linted");
+    }
+}
+
+/// A rejected memory size leaves the pod without a memory request (what Spark would ask
+/// for is unknown); a rejected `cores` falls back to the default of 1.
+#[test]
+fn rejected_spark_values_are_left_out() {
+    let yaml = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: sp}\nspec:\n  driver: {cores: \"4\", memory: 1Gi}\n  executor: {coreRequest: lots, cores: 3, memory: 2g}\n";
+    let parsed = crate::parse::parse_source(0, yaml, false, false);
+    let requests = |i: usize| -> Vec<(String, String)> {
+        let spec = parsed.objects[i].workload().and_then(|w| w.pod_spec());
+        let c = &spec.expect("a pod spec").containers[0];
+        let r = &c.resources.as_ref().expect("requests").value;
+        (r.requests.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    assert_eq!(requests(0), [pair("cpu", "1")]);
+    // `coreRequest` rejected: `cores` applies, as if it were unwritten.
+    assert_eq!(requests(1), [pair("cpu", "3"), pair("memory", "2432Mi")]);
+    assert_eq!(parsed.problems.len(), 3, "{:?}", parsed.problems);
+}
+
+/// A count written as a string is one rejected value; the document's templates are still
+/// linted, the count read as unwritten.
+#[test]
+fn a_quoted_count_rejects_one_value_not_the_document() {
+    let rows = [
+        (
+            "jobset completions",
+            format!(
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: js}}\nspec:\n  replicatedJobs:\n  - name: w\n    replicas: 2\n    template: {{spec: {{parallelism: 4, completions: \"3\", template: {POD}}}}}\n"
+            ),
+            "\"3\"",
+            vec![row("replicatedJobs[w]", 8, "2")],
+        ),
+        (
+            "spark initialExecutors and minExecutors",
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: sp}\nspec:\n  dynamicAllocation: {enabled: true, initialExecutors: \"5\", minExecutors: 2}\n  executor: {instances: 1}\n".into(),
+            "\"5\"",
+            vec![row("executor", 2, "2")],
+        ),
+        (
+            "ray maxReplicas",
+            format!(
+                "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: r}}\nspec:\n  workerGroupSpecs:\n  - {{groupName: w, replicas: 3, maxReplicas: \"2\", template: {POD}}}\n"
+            ),
+            "\"2\"",
+            vec![row("workerGroupSpecs[w]", 3, "3")],
+        ),
+        (
+            "spark gpu quantity",
+            "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: sp}\nspec:\n  driver: {gpu: {name: nvidia.com/gpu, quantity: \"1\"}}\n".into(),
+            "\"1\"",
+            vec![row("driver", 1, "")],
+        ),
+    ];
+    for (name, yaml, at, want) in rows {
+        let parsed = crate::parse::parse_source(0, &yaml, false, false);
+        let problems: Vec<&str> = (parsed.problems.iter())
+            .map(|p| &yaml[p.span.offset..p.span.offset + p.span.len])
+            .collect();
+        assert_eq!(problems, [at], "{name}");
+        assert!(parsed.problems.iter().all(|p| p.rejected_value), "{name}");
+        let got: Vec<Row> = (parsed.objects.iter())
+            .filter_map(|o| {
+                let w = o.workload()?;
+                let span = w.replicas.as_ref().map(|r| o.span(r));
+                let text = span.map_or("", |s| &yaml[s.offset..s.offset + s.len]);
+                Some((
+                    w.role().unwrap_or("-").to_string(),
+                    w.replica_count(),
+                    text.to_string(),
+                ))
+            })
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// KubeRay's `GetWorkerGroupDesiredReplicas`: each row is `(what it checks, the group's
+/// fields, the pods, the text the count is spanned on)`.
+#[test]
+fn get_worker_group_desired_replicas() {
+    let rows = [
+        (
+            "replicas within bounds",
+            "replicas: 3, minReplicas: 1, maxReplicas: 5",
+            3,
+            "3",
+        ),
+        (
+            "raised to minReplicas",
+            "replicas: 1, minReplicas: 2, maxReplicas: 5",
+            2,
+            "2",
+        ),
+        (
+            "lowered to maxReplicas",
+            "replicas: 9, minReplicas: 1, maxReplicas: 4",
+            4,
+            "4",
+        ),
+        (
+            "minReplicas above maxReplicas: maxReplicas",
+            "replicas: 3, minReplicas: 6, maxReplicas: 2",
+            2,
+            "2",
+        ),
+        ("no replicas: minReplicas", "minReplicas: 4", 4, "4"),
+        ("nothing written: the CRD defaults, 0", "", 0, "{"),
+        (
+            "maxReplicas defaults to maxInt32",
+            "replicas: 100",
+            100,
+            "100",
+        ),
+        (
+            "times numOfHosts",
+            "replicas: 2, maxReplicas: 3, numOfHosts: 4",
+            8,
+            "2",
+        ),
+        (
+            "clamped, times numOfHosts",
+            "replicas: 7, maxReplicas: 3, numOfHosts: 2",
+            6,
+            "3",
+        ),
+        (
+            "suspended: none",
+            "suspend: true, replicas: 3, minReplicas: 2",
+            0,
+            "true",
+        ),
+        (
+            "suspend false: counted",
+            "suspend: false, replicas: 3",
+            3,
+            "3",
+        ),
+        ("maxReplicas 0: none", "replicas: 2, maxReplicas: 0", 0, "0"),
+    ];
+    for (name, fields, want, at) in rows {
+        let sep = if fields.is_empty() { "" } else { ", " };
+        let yaml = format!(
+            "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: r}}\nspec:\n  workerGroupSpecs:\n  - {{groupName: w{sep}{fields}, template: {POD}}}\n"
+        );
+        assert_eq!(
+            parts(&yaml),
+            [row("workerGroupSpecs[w]", want, at)],
+            "{name}"
+        );
+    }
+}
