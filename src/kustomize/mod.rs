@@ -336,6 +336,7 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
         (_, tool) => tool,
     };
     let included: BTreeSet<&PathBuf> = dirs.values().flat_map(|d| &d.includes).collect();
+    let mut roots = Vec::new();
     for (root, dir) in dirs.iter().filter(|(p, _)| !included.contains(p)) {
         if let Some(why) = &dir.unreadable {
             plan.notes.push(format!(
@@ -346,10 +347,19 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
         }
         let mut used = Used::default();
         used.walk(root, &dirs, &Transform::default(), 0);
-        let built = match &tool {
-            Some(tool) if !used.remote && !dir.component => Some(build(tool, dir, root)),
-            _ => None,
-        };
+        roots.push((root, dir, used));
+    }
+    // Each build is a process of its own: they run side by side, and are taken in order.
+    let builds: Vec<_> = {
+        use rayon::prelude::*;
+        (roots.par_iter())
+            .map(|(root, dir, used)| match &tool {
+                Some(tool) if !used.remote && !dir.component => Some(build(tool, dir, root)),
+                _ => None,
+            })
+            .collect()
+    };
+    for ((root, dir, used), built) in roots.into_iter().zip(builds) {
         match built {
             Some(Ok(mut rendered)) => {
                 rendered.patches = used.patches.iter().cloned().collect();
