@@ -454,11 +454,15 @@ fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigEr
             })
             .unwrap_or((0, 0));
         let span = (span.0.min(text.len()), span.1);
+        let help = unknown_key_help(&message).unwrap_or_else(|| {
+            "top-level keys are rules, exclude, include, context, failOn, kustomize and cluster"
+                .into()
+        });
         src.invalid(
             span,
             format!("invalid config: {message}"),
             "here",
-            Some("top-level keys are rules, exclude, include, context, failOn, kustomize and cluster".into()),
+            Some(help),
         )
     })
 }
@@ -590,6 +594,29 @@ fn validate_node_group(src: &ConfigSource, g: RawNodeGroup) -> Result<NodeGroup,
     })
 }
 
+/// For the parser's "unknown field `x`, expected one of a, b" message: the known key
+/// closest to `x` ("did you mean `failOn`?"), and the keys allowed where it stands.
+fn unknown_key_help(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (key, rest) = rest.split_once('`')?;
+    let expected: Vec<&str> = rest
+        .split_once("expected one of ")
+        .map(|(_, list)| {
+            list.split(',')
+                .map(|k| k.trim().trim_matches('`'))
+                .collect()
+        })
+        .or_else(|| {
+            let one = rest.split_once("expected `")?.1.split_once('`')?.0;
+            Some(vec![one])
+        })?;
+    let keys = expected.join(", ");
+    Some(match closest(key, &expected) {
+        Some(k) => format!("did you mean `{k}`? keys here: {keys}"),
+        None => format!("keys here: {keys}"),
+    })
+}
+
 /// The known id closest to a misspelt one, when close enough to be a typo.
 fn closest<'a>(id: &str, known: &[&'a str]) -> Option<&'a str> {
     known
@@ -664,6 +691,27 @@ mod tests {
         match parse(Path::new("k/.karplint.yaml"), text, KNOWN).map_err(|e| *e) {
             Err(ConfigError::Invalid { message, span, .. }) => (message, span.offset()),
             other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    /// A misspelt key gets the closest key allowed where it stands, at any depth.
+    #[test]
+    fn unknown_keys_get_did_you_mean() {
+        for (text, want) in [
+            ("fail_on: warning\n", "did you mean `failOn`?"),
+            ("cluster:\n  zone: [a]\n", "did you mean `zones`?"),
+            (
+                "cluster:\n  admission: {extendedResourceTolerations: false}\n",
+                "did you mean `extendedResourceToleration`?",
+            ),
+        ] {
+            match parse(Path::new("k/.karplint.yaml"), text, KNOWN).map_err(|e| *e) {
+                Err(ConfigError::Invalid { help, .. }) => {
+                    let help = help.unwrap_or_default();
+                    assert!(help.starts_with(want), "{text}: {help}");
+                }
+                other => panic!("{text}: expected an error, got {other:?}"),
+            }
         }
     }
 
