@@ -330,19 +330,23 @@ pub fn hidden_note(hidden: &[Hidden]) -> Option<String> {
     // Directories first, each group in path order.
     let mut ordered: Vec<&Hidden> = hidden.iter().collect();
     ordered.sort_by_key(|h| (!h.dir, &h.path));
-    let mut names: Vec<String> = ordered
-        .iter()
-        .take(HIDDEN_NAMES_SHOWN)
+    let names: Vec<String> = (ordered.iter())
         .map(|h| h.path.display().to_string())
         .collect();
-    if hidden.len() > HIDDEN_NAMES_SHOWN {
-        names.push(format!("and {} more", hidden.len() - HIDDEN_NAMES_SHOWN));
-    }
     Some(format!(
         "{} skipped ({}); use --hidden to lint them",
         what.join(" and "),
-        names.join(", ")
+        first_names(&names, HIDDEN_NAMES_SHOWN)
     ))
+}
+
+/// At most `n` of `names`, joined with commas, and "and N more" for the rest.
+pub fn first_names(names: &[String], n: usize) -> String {
+    let mut shown = names[..names.len().min(n)].join(", ");
+    if names.len() > n {
+        shown.push_str(&format!(", and {} more", names.len() - n));
+    }
+    shown
 }
 
 /// True when `path` lies in a Helm chart's `templates/` directory (a `Chart.yaml` beside it).

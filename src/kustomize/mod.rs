@@ -400,7 +400,7 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
             "rendered {} kustomization(s) with `{}`: {}; findings point at the files the objects came from",
             roots.len(),
             tool.describe(),
-            cut_list(&roots, 5)
+            crate::discover::first_names(&roots, 5)
         ));
     }
     if tool.is_none() && mode == Mode::Auto {
@@ -525,15 +525,6 @@ fn read_dir(f: &Candidate) -> Dir {
         labels: k.common_labels,
     };
     dir
-}
-
-/// At most `n` of `items`, joined, with "and N more" for the rest.
-fn cut_list(items: &[String], n: usize) -> String {
-    let mut s = items[..items.len().min(n)].join(", ");
-    if items.len() > n {
-        s.push_str(&format!(" and {} more", items.len() - n));
-    }
-    s
 }
 
 fn first_line(s: &str) -> String {

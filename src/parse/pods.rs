@@ -35,6 +35,35 @@ pub fn holder(doc: &RawDoc, text: &str) -> Option<(Str, Str)> {
 
 /// Looks for a pod's `containers` list anywhere in a value; `parent` is the key the value
 /// sits under.
+
+/// The visitor methods of every scalar (and null), each answering `$value`: a scalar holds
+/// no pod template.
+macro_rules! scalars_are {
+    ($ty:ty, $value:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<$ty, E> {
+            Ok($value)
+        }
+    };
+}
+
 struct Find<'k> {
     parent: Option<&'k str>,
 }
@@ -74,27 +103,7 @@ impl<'de> Visitor<'de> for Find<'_> {
         }
         Ok(found)
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
+    scalars_are!(bool, false);
 }
 
 /// A `containers` value: a list of maps, one with a concrete `image`.
@@ -122,27 +131,7 @@ impl<'de> Visitor<'de> for Containers {
     fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<bool, A::Error> {
         IgnoredAny.visit_map(m).map(|_| false)
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
+    scalars_are!(bool, false);
 }
 
 /// One list item: true when it is a map with an `image` that names an image rather than
@@ -175,21 +164,7 @@ impl<'de> serde::Deserialize<'de> for ContainerImage {
             fn visit_seq<A: SeqAccess<'de>>(self, s: A) -> Result<ContainerImage, A::Error> {
                 IgnoredAny.visit_seq(s).map(|_| ContainerImage(false))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<ContainerImage, E> {
-                Ok(ContainerImage(false))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<ContainerImage, E> {
-                Ok(ContainerImage(false))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<ContainerImage, E> {
-                Ok(ContainerImage(false))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<ContainerImage, E> {
-                Ok(ContainerImage(false))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<ContainerImage, E> {
-                Ok(ContainerImage(false))
-            }
+            scalars_are!(ContainerImage, ContainerImage(false));
         }
         d.deserialize_any(V)
     }
