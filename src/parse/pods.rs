@@ -33,9 +33,6 @@ pub fn holder(doc: &RawDoc, text: &str) -> Option<(Str, Str)> {
         .then(|| (Str::from(kind), Str::from(api)))
 }
 
-/// Looks for a pod's `containers` list anywhere in a value; `parent` is the key the value
-/// sits under.
-
 /// The visitor methods of every scalar (and null), each answering `$value`: a scalar holds
 /// no pod template.
 macro_rules! scalars_are {
@@ -64,6 +61,8 @@ macro_rules! scalars_are {
     };
 }
 
+/// Looks for a pod's `containers` list anywhere in a value; `parent` is the key the value
+/// sits under.
 struct Find<'k> {
     parent: Option<&'k str>,
 }
