@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Default)]
 pub struct Attempt {
     pub requirements: Requirements,
+    /// The requirements without preferred terms: the nodeSelector and the required term
+    /// (`NewStrictPodRequirements`), which topology reads as the pod's own domains.
+    pub strict: Requirements,
     /// Normalised key → span of the pod's selector entry for it.
     pub spans: BTreeMap<String, Span>,
     /// Whether preferred terms are part of this attempt.
@@ -172,12 +175,14 @@ fn with_preference(
     pref: Option<&crate::model::workload::PreferredSchedulingTerm>,
 ) -> Result<Attempt, Ignored> {
     let mut a = base.clone();
+    a.strict = base.requirements.clone();
     if let Some(p) = pref {
         a.with_preferences = true;
         // Preferred terms with keys Karpenter would reject are simply not used.
         if add_expressions(obj, &p.preference.value.match_expressions, &mut a, false).is_err() {
             let mut b = base.clone();
             b.with_preferences = false;
+            b.strict = base.requirements.clone();
             return Ok(b);
         }
     }

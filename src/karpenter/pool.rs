@@ -664,6 +664,12 @@ impl<'a, 'c> Pool<'a, 'c> {
     }
 
     /// Every type the pool's node class can launch, before the NodePool's requirements
+    /// filter them (what `buildDomainGroups` reads), in catalog order.
+    pub fn all_types(&self) -> impl Iterator<Item = PoolType<'_, 'c>> + '_ {
+        (0..self.catalog.len()).map(|i| self.type_at(i))
+    }
+
+    /// Every type the pool's node class can launch, before the NodePool's requirements
     /// filter them, as Karpenter's cloud provider hands them to the scheduler: the labels as
     /// requirements (`None` = `DoesNotExist`), the capacity and the overhead.
     pub fn launchable(&self) -> impl Iterator<Item = LaunchableType<'c>> + '_ {

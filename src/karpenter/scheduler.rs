@@ -10,10 +10,10 @@
 //! that made no progress is tried again while others do (`Queue`).
 //!
 //! The stages a pod goes through on a new NodeClaim are the simulator's own
-//! ([`Simulator`]); this module adds what only a batch decides. Not modelled (see
-//! `docs/karpenter-upstream.md`): existing nodes, topology spread and pod (anti-)affinity
-//! other than a workload's required hostname anti-affinity against its own pods, volume
-//! topology, offerings and reserved capacity.
+//! ([`Simulator`]); this module adds what only a batch decides, topology spread and pod
+//! (anti-)affinity among them ([`topology`]). Not modelled (see
+//! `docs/karpenter-upstream.md`): existing nodes, volume topology, offerings and reserved
+//! capacity.
 
 use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::PoolType;
@@ -23,20 +23,32 @@ use super::taints::Toleration;
 use crate::model::workload::PodSpec;
 use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
+use topology::{GroupType, PodIdentity, Term, Topology, WorkloadTerms};
+
+mod topology;
 
 /// One workload's pending pods, as the scheduler reads them: owned, so the batch can run
 /// once every file has been read and dropped.
 #[derive(Debug, Clone)]
 pub struct PendingWorkload {
     pub replicas: i64,
-    /// The relaxation steps ([`Simulator::relaxations`]).
-    attempts: Vec<Attempt>,
+    /// The relaxation steps, in Karpenter's order.
+    steps: Vec<Step>,
     tolerations: Vec<Toleration>,
     requests: Requests,
     host_ports: Vec<HostPort>,
-    /// Required pod anti-affinity on `kubernetes.io/hostname` that selects the workload's
-    /// own pods: at most one of them per node.
-    one_per_node: bool,
+    identity: PodIdentity,
+    terms: WorkloadTerms,
+}
+
+/// One relaxation step of a pod: the node requirements Karpenter tries and which of the
+/// workload's topology terms the pod still owns (`Preferences.Relax`, then
+/// `Topology.Update`).
+#[derive(Debug, Clone)]
+struct Step {
+    attempt: Attempt,
+    /// Indices into [`WorkloadTerms::terms`].
+    terms: Vec<usize>,
 }
 
 impl PendingWorkload {
@@ -51,15 +63,136 @@ impl PendingWorkload {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return None;
         }
+        let attempts = sim.relaxations(pod::attempts(obj, spec).ok()?);
+        let tolerations = pod::tolerations(spec, sim.admission);
+        let identity = PodIdentity {
+            namespace: obj.namespace().unwrap_or("default").to_string(),
+            labels: super::topology::pod_labels(obj)
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            tolerations: tolerations.clone(),
+        };
+        let (terms, steps) = relaxation_steps(spec, &identity, attempts);
         Some(PendingWorkload {
             replicas,
-            attempts: sim.relaxations(pod::attempts(obj, spec).ok()?),
-            tolerations: pod::tolerations(spec, sim.admission),
+            steps,
+            tolerations,
             requests: pod::requests(obj, spec),
             host_ports: pod::host_ports(spec),
-            one_per_node: super::topology::self_anti_affinity_on_hostname(obj, spec),
+            identity,
+            terms,
         })
     }
+}
+
+/// The workload's topology terms and its relaxation steps. Karpenter relaxes one thing at a
+/// time, the first of (`Preferences.Relax`): a required node-affinity term while more than
+/// one is left, a preferred pod-affinity term, a preferred pod anti-affinity term (each
+/// heaviest first), a preferred node-affinity term, a `ScheduleAnyway` spread constraint
+/// (swapped out with the last one), then `PreferNoSchedule` taints. `attempts` are the node
+/// requirement steps ([`pod::attempts`] with [`Simulator::relaxations`]); the topology
+/// steps repeat the attempt they stand at.
+fn relaxation_steps(
+    spec: &PodSpec,
+    pod: &PodIdentity,
+    attempts: Vec<Attempt>,
+) -> (WorkloadTerms, Vec<Step>) {
+    let na = &spec.affinity.node_affinity;
+    let required = na
+        .required
+        .as_ref()
+        .map_or(0, |r| r.node_selector_terms.len())
+        .max(1);
+    let preferred = na.preferred.len();
+    // The filter of a spread constraint: the nodeSelector with each required term.
+    let strict: Vec<Requirements> = attempts
+        .iter()
+        .take(required)
+        .map(|a| a.strict.clone())
+        .collect();
+    let mut terms = WorkloadTerms::default();
+    let mut spreads = Vec::new();
+    for tsc in spec.topology_spread_constraints.iter() {
+        let anyway = tsc
+            .when_unsatisfiable
+            .as_ref()
+            .is_some_and(|w| w.value.as_str() == "ScheduleAnyway");
+        spreads.push((terms.terms.len(), anyway));
+        let term = Term::spread(
+            tsc,
+            &pod.namespace,
+            &pod.labels,
+            strict.clone(),
+            &pod.tolerations,
+        );
+        terms.terms.push(term);
+    }
+    let mut preferred_pod_terms = Vec::new();
+    for (kind, a) in [
+        (GroupType::PodAffinity, &spec.affinity.pod_affinity),
+        (GroupType::PodAntiAffinity, &spec.affinity.pod_anti_affinity),
+    ] {
+        for t in &a.required {
+            terms
+                .terms
+                .push(Term::affinity(kind, &t.value, &pod.namespace));
+            if kind == GroupType::PodAntiAffinity {
+                terms
+                    .inverse
+                    .push(Term::affinity(kind, &t.value, &pod.namespace));
+            }
+        }
+        let mut by_weight: Vec<_> = a.preferred.iter().collect();
+        by_weight.sort_by_key(|p| std::cmp::Reverse(p.weight.as_ref().map_or(0, |w| w.value)));
+        for p in by_weight {
+            preferred_pod_terms.push(terms.terms.len());
+            terms.terms.push(Term::affinity(
+                kind,
+                &p.pod_affinity_term.value,
+                &pod.namespace,
+            ));
+        }
+    }
+    let mut active: Vec<usize> = (0..terms.terms.len()).collect();
+    if attempts.len() < required + preferred || active.is_empty() {
+        let steps = attempts
+            .into_iter()
+            .map(|attempt| Step {
+                attempt,
+                terms: active.clone(),
+            })
+            .collect();
+        return (terms, steps);
+    }
+    let last_required = required - 1;
+    let mut steps = Vec::new();
+    let mut push = |attempt: &Attempt, active: &[usize]| {
+        steps.push(Step {
+            attempt: attempt.clone(),
+            terms: active.to_vec(),
+        });
+    };
+    for a in &attempts[..=last_required] {
+        push(a, &active);
+    }
+    for t in preferred_pod_terms {
+        active.retain(|&a| a != t);
+        push(&attempts[last_required], &active);
+    }
+    for a in &attempts[last_required + 1..required + preferred] {
+        push(a, &active);
+    }
+    let node_relaxed = &attempts[required + preferred - 1];
+    while let Some(i) = spreads.iter().position(|(_, anyway)| *anyway) {
+        let (t, _) = spreads.swap_remove(i);
+        active.retain(|&a| a != t);
+        push(node_relaxed, &active);
+    }
+    for a in &attempts[required + preferred..] {
+        push(a, &active);
+    }
+    (terms, steps)
 }
 
 /// Where one pod of the batch ends.
@@ -87,6 +220,8 @@ struct Claim {
     ports: Vec<HostPort>,
     /// The workload of each pod on it.
     workloads: Vec<usize>,
+    /// Its `kubernetes.io/hostname` domain (`hostname-placeholder-NNNN`).
+    hostname: String,
     /// The most cpu and memory (milli-units) any of its types has left: a pod asking more
     /// cannot join, whatever else it asks (a full NodeClaim is passed over at once).
     headroom: [i128; 2],
@@ -99,6 +234,7 @@ impl Claim {
         requirements: Requirements,
         types: &[PoolType],
         requests: ResourceList,
+        hostname: String,
     ) -> Self {
         let mut claim = Claim {
             pool,
@@ -107,6 +243,7 @@ impl Claim {
             requests,
             ports: Vec::new(),
             workloads: Vec::new(),
+            hostname,
             headroom: [0; 2],
         };
         claim.headroom = claim.headroom(sim);
@@ -146,8 +283,11 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
     // Karpenter's `Queue`: a pod pushed back is tried again only while the batch makes
     // progress (its queue length when pushed is remembered).
     let mut pushed_at = std::collections::HashMap::new();
+    let identities: Vec<(&PodIdentity, &WorkloadTerms)> =
+        workloads.iter().map(|w| (&w.identity, &w.terms)).collect();
     let mut batch = Batch {
         sim,
+        topology: Topology::new(sim, &identities),
         claims: Vec::new(),
         remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
         within_remaining: vec![None; sim.pools.len()],
@@ -189,6 +329,7 @@ fn queue_order(workloads: &[PendingWorkload]) -> Vec<(usize, usize)> {
 
 struct Batch<'s, 'a, 'c> {
     sim: &'s Simulator<'a, 'c>,
+    topology: Topology,
     claims: Vec<Claim>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
@@ -208,11 +349,11 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         pod: &PendingWorkload,
     ) -> Result<usize, Vec<(usize, Failure)>> {
         let mut last = Vec::new();
-        for attempt in &pod.attempts {
-            if let Some(pool) = self.add_to_inflight(w, pod, attempt) {
+        for step in &pod.steps {
+            if let Some(pool) = self.add_to_inflight(w, pod, step) {
                 return Ok(pool);
             }
-            match self.add_to_new(w, pod, attempt) {
+            match self.add_to_new(w, pod, step) {
                 Ok(pool) => return Ok(pool),
                 Err(failures) => last = failures,
             }
@@ -222,16 +363,22 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
 
     /// `addToInflightNode`: the first planned NodeClaim, fewest pods first, that takes the
     /// pod.
-    fn add_to_inflight(
-        &mut self,
-        w: usize,
-        pod: &PendingWorkload,
-        attempt: &Attempt,
-    ) -> Option<usize> {
+    fn add_to_inflight(&mut self, w: usize, pod: &PendingWorkload, step: &Step) -> Option<usize> {
         let mut order: Vec<usize> = (0..self.claims.len()).collect();
         order.sort_by_key(|&c| self.claims[c].workloads.len());
         for c in order {
-            if let Some((requirements, types)) = self.can_add(&self.claims[c], w, pod, attempt) {
+            if let Some((requirements, types)) = self.can_add(&self.claims[c], w, pod, step) {
+                let pool = &self.sim.pools[self.claims[c].pool];
+                let taints = pool.taints.iter().map(|(t, _)| t);
+                let claim = &self.claims[c];
+                self.topology.add(
+                    w,
+                    &pod.identity,
+                    &requirements,
+                    &claim.hostname,
+                    taints,
+                    pool.flavor,
+                );
                 let claim = &mut self.claims[c];
                 claim.requirements = requirements;
                 claim.types = indices(&types);
@@ -249,15 +396,17 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     }
 
     /// `NodeClaim.CanAdd` on a planned NodeClaim: its taints, its requirements so far, the
-    /// host ports and one-per-node pods on it, and the types that still fit every pod
-    /// (with their `minValues`). The narrowed requirements and types when it takes the pod.
+    /// host ports on it, the domains topology leaves it, and the types that still fit every
+    /// pod (with their `minValues`). The narrowed requirements and types when it takes the
+    /// pod.
     fn can_add(
         &self,
         claim: &Claim,
         w: usize,
         pod: &PendingWorkload,
-        attempt: &Attempt,
+        step: &Step,
     ) -> Option<(Requirements, Vec<PoolType<'s, 'c>>)> {
+        let attempt = &step.attempt;
         let pool = &self.sim.pools[claim.pool];
         let pns = attempt.tolerates_prefer_no_schedule;
         if !claim.has_room_for(&pod.requests.total)
@@ -265,7 +414,6 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
             || !claim
                 .requirements
                 .compatible_with_ok(&attempt.requirements, pool.flavor)
-            || (pod.one_per_node && claim.workloads.contains(&w))
             || pod
                 .host_ports
                 .iter()
@@ -275,6 +423,10 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         }
         let mut requirements = claim.requirements.clone();
         requirements.add_all(&attempt.requirements);
+        let topology = self
+            .topology_requirements(w, pod, step, claim.pool, &requirements, &claim.hostname)
+            .ok()?;
+        requirements.add_all(&topology);
         if !self.sim.offered(claim.pool).allow(&[&requirements]) {
             return None;
         }
@@ -289,6 +441,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
             .filter(|t| {
                 (attempt.requirements.is_empty()
                     || t.requirements.intersects_ok(&attempt.requirements))
+                    && (topology.is_empty() || t.requirements.intersects_ok(&topology))
                     && self
                         .sim
                         .daemon_port_taken(claim.pool, t.requirements, &pod.host_ports)
@@ -301,25 +454,61 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         (!types.is_empty() && min_values_met).then_some((requirements, types))
     }
 
+    /// The domains topology leaves a NodeClaim of pool `pool` with `node` requirements
+    /// (`Topology.AddRequirements`), none when no group concerns the workload.
+    fn topology_requirements(
+        &self,
+        w: usize,
+        pod: &PendingWorkload,
+        step: &Step,
+        pool: usize,
+        node: &Requirements,
+        hostname: &str,
+    ) -> Result<Requirements, Box<Failure>> {
+        if !self.topology.concerns(w) {
+            return Ok(Requirements::new());
+        }
+        let pool = &self.sim.pools[pool];
+        self.topology.add_requirements(
+            w,
+            &pod.identity,
+            &step.terms,
+            &step.attempt.strict,
+            node,
+            hostname,
+            pool.taints.iter().map(|(t, _)| t),
+            pool.flavor,
+        )
+    }
+
     /// `addToNewNodeClaim`: the first pool, by weight, whose limits leave a type and whose
     /// stages take the pod; its NodeClaim charges the largest capacity of its options.
     fn add_to_new(
         &mut self,
         w: usize,
         pod: &PendingWorkload,
-        attempt: &Attempt,
+        step: &Step,
     ) -> Result<usize, Vec<(usize, Failure)>> {
         let mut failures = Vec::new();
+        let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         for i in 0..self.sim.pools.len() {
-            match self.new_claim(i, pod, attempt) {
-                Ok(types) => {
+            match self.new_claim(i, w, pod, step, &hostname) {
+                Ok((types, requirements)) => {
                     let pool = &self.sim.pools[i];
-                    let mut requirements = pool.requirements.clone();
-                    requirements.add_all(&attempt.requirements);
                     self.remaining[i] = subtract_max(&self.remaining[i], &types);
                     self.within_remaining[i] = None;
                     let requests = self.sim.judged_requests(pool, &pod.requests.total);
-                    let mut claim = Claim::new(self.sim, i, requirements, &types, requests);
+                    let taints = pool.taints.iter().map(|(t, _)| t);
+                    self.topology.add(
+                        w,
+                        &pod.identity,
+                        &requirements,
+                        &hostname,
+                        taints,
+                        pool.flavor,
+                    );
+                    let mut claim =
+                        Claim::new(self.sim, i, requirements, &types, requests, hostname);
                     claim.ports = pod.host_ports.clone();
                     claim.workloads.push(w);
                     self.claims.push(claim);
@@ -332,13 +521,17 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     }
 
     /// Pool `i`'s verdict on a new NodeClaim for the pod: what Karpenter decided of the
-    /// pool before the batch, what is left of its limits, then the simulator's stages.
+    /// pool before the batch, what is left of its limits, then the simulator's stages with
+    /// the domains topology leaves between requirements and instance types
+    /// (`tryVolumeAlternative`). The types that fit and the NodeClaim's requirements.
     fn new_claim(
         &mut self,
         i: usize,
+        w: usize,
         pod: &PendingWorkload,
-        attempt: &Attempt,
-    ) -> Result<Vec<PoolType<'s, 'c>>, Box<Failure>> {
+        step: &Step,
+        hostname: &str,
+    ) -> Result<(Vec<PoolType<'s, 'c>>, Requirements), Box<Failure>> {
         if let Some(f) = self.sim.gate(i) {
             return Err(Box::new(f.clone()));
         }
@@ -350,9 +543,9 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         if !some_type_left {
             return Err(Box::new(Failure::AllTypesExceedLimits));
         }
-        let data = PodData {
+        let mut data = PodData {
             replicas_span: None,
-            attempt,
+            attempt: &step.attempt,
             tolerations: &pod.tolerations,
             tolerations_span: None,
             requests: &pod.requests,
@@ -363,7 +556,18 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
             id: usize::MAX - 1,
             memo: &self.memo,
         };
-        self.sim.new_claim_types(i, &data)
+        self.sim.claim_stages(i, &data)?;
+        let mut requirements = pool.requirements.clone();
+        requirements.add_all(&step.attempt.requirements);
+        let topology = self.topology_requirements(w, pod, step, i, &requirements, hostname)?;
+        if topology.is_empty() {
+            return Ok((self.sim.instance_types(i, &data)?, requirements));
+        }
+        requirements.add_all(&topology);
+        let mut narrowed = step.attempt.clone();
+        narrowed.requirements.add_all(&topology);
+        data.attempt = &narrowed;
+        Ok((self.sim.instance_types(i, &data)?, requirements))
     }
 }
 

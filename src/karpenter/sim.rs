@@ -32,6 +32,8 @@ use std::collections::HashMap;
 pub enum Stage {
     Taints,
     Requirements,
+    /// Topology spread and pod (anti-)affinity, judged only in a batch ([`super::scheduler`]).
+    Topology,
     InstanceTypes,
     Limits,
 }
@@ -103,6 +105,18 @@ pub enum Failure {
     /// [`Stage::Limits`]: every type of the pool has more capacity than a limit (checked
     /// before the pod is tried: `filterByRemainingResources`).
     AllTypesExceedLimits,
+    /// [`Stage::Topology`]: no domain of a topology spread constraint or pod (anti-)affinity
+    /// term is left on the NodeClaim (`Topology.AddRequirements`, `topologyError`); only a
+    /// batch decides it.
+    Topology {
+        /// `topology spread`, `pod affinity` or `pod anti-affinity`.
+        constraint: &'static str,
+        key: String,
+        /// The pods counted per domain, as Karpenter prints them (`pretty.Map`).
+        counts: String,
+        pod_domains: String,
+        node_domains: String,
+    },
     /// [`Stage::Limits`]: a `nodes` limit of 0.
     NodeLimitsExhausted,
     /// [`Stage::Limits`]: the replicas together request more of `resource` than the limit.
@@ -139,6 +153,7 @@ impl Failure {
             | Failure::HostPortTaken { .. }
             | Failure::NoRequiredOffering { .. }
             | Failure::NoCompatibleInstanceTypes { .. } => Stage::InstanceTypes,
+            Failure::Topology { .. } => Stage::Topology,
             Failure::AllTypesExceedLimits
             | Failure::NodeLimitsExhausted
             | Failure::ReplicasExceedLimit { .. } => Stage::Limits,
@@ -154,6 +169,7 @@ impl Failure {
             Failure::AllTypesExceedLimits | Failure::NodeLimitsExhausted => 1,
             Failure::Taint { .. } => 2,
             Failure::Requirements(_) => 3,
+            Failure::Topology { .. } => 4,
             Failure::NoTypeMeetsRequirements { .. }
             | Failure::NotEnoughResources { .. }
             | Failure::MinValuesNotMet { .. }
@@ -180,6 +196,7 @@ impl Failure {
             | Failure::HostPortTaken { .. }
             | Failure::NoRequiredOffering { .. } => "resources",
             Failure::MinValuesNotMet { .. } => "min-values",
+            Failure::Topology { .. } => "topology",
             Failure::NoCompatibleInstanceTypes { .. } => "no-nodepool",
             Failure::AllTypesExceedLimits
             | Failure::NodeLimitsExhausted
@@ -240,6 +257,16 @@ impl Failure {
             Failure::NoCompatibleInstanceTypes { min_values: true } => {
                 "NodePool requirements filtered out all compatible available instance types due to minValues incompatibility".to_string()
             }
+            // Upstream's format string leaves the parenthesis open.
+            Failure::Topology {
+                constraint,
+                key,
+                counts,
+                pod_domains,
+                node_domains,
+            } => format!(
+                "unsatisfiable topology constraint for {constraint}, key={key} (counts = {counts}, podDomains = {pod_domains}, nodeDomains = {node_domains}"
+            ),
             Failure::AllTypesExceedLimits => limits_message(nodepool),
             Failure::NodeLimitsExhausted => format!(
                 "node limits have been exhausted for nodepool (NodePool={nodepool})"
@@ -399,7 +426,7 @@ pub(super) struct Offered<'z> {
 impl Offered<'_> {
     /// The values every type has for `key` through its offerings; `None` for other keys and
     /// for zones when the cluster's are unknown.
-    fn values(&self, key: &str) -> Option<Vec<&str>> {
+    pub(super) fn values(&self, key: &str) -> Option<Vec<&str>> {
         match key {
             super::requirements::LABEL_ZONE if !self.zones.is_empty() => {
                 Some(self.zones.iter().map(String::as_str).collect())
@@ -720,16 +747,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
         )
     }
 
-    /// The stages of `NodeClaim.CanAdd` for a new NodeClaim of pool `i` (taints,
-    /// requirements, instance types with `minValues`): the types that take the pod.
-    pub(super) fn new_claim_types<'p>(
-        &'p self,
-        i: usize,
-        pod: &PodData,
-    ) -> Result<Vec<PoolType<'p, 'c>>, Box<Failure>> {
+    /// The first stages of `NodeClaim.CanAdd` for a new NodeClaim of pool `i`: taints and
+    /// requirements. The batch runs topology, then [`Simulator::instance_types`].
+    pub(super) fn claim_stages(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
         self.taints(i, pod)?;
-        self.requirements(i, pod)?;
-        self.instance_types(i, pod)
+        self.requirements(i, pod)
     }
 
     /// Whether a DaemonSet on type `type_reqs` of pool `pool` binds one of `ports`: the
@@ -902,7 +924,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 )
             }
             Failure::NoCompatibleInstanceTypes { .. } => (pool.name_span(), None),
-            Failure::HostPortTaken { .. } => (pool.name_span(), None),
+            Failure::HostPortTaken { .. } | Failure::Topology { .. } => (pool.name_span(), None),
             Failure::NoRequiredOffering { requirements, .. } => {
                 *requirements = with_pod();
                 let key = [
@@ -980,7 +1002,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// allocatable holds its requests plus the DaemonSet overhead. Without `exhaustive`,
     /// the first that also fits within the pool's limits ends the search. The failures'
     /// requirements are left empty: [`Simulator::locate`] fills them in for each pool.
-    fn instance_types<'p>(
+    pub(super) fn instance_types<'p>(
         &'p self,
         i: usize,
         pod: &PodData,

@@ -272,16 +272,6 @@ pub fn selects(sel: Option<&LabelSelector>, labels: &SpannedMap) -> bool {
     sel.is_some_and(|s| selector_matches(s, |k| labels.get(k).map(|v| v.value.as_str())))
 }
 
-/// A required pod anti-affinity term on `kubernetes.io/hostname` selects the pod's own
-/// labels: at most one of the workload's pods per node.
-pub fn self_anti_affinity_on_hostname(obj: &Object, spec: &PodSpec) -> bool {
-    let labels = pod_labels(obj);
-    spec.affinity.pod_anti_affinity.required.iter().any(|t| {
-        t.value.topology_key.value == LABEL_HOSTNAME
-            && selects(t.value.label_selector.as_ref(), labels)
-    })
-}
-
 /// Which namespaces a pod (anti-)affinity term looks in: `None` means any namespace
 /// (a `namespaceSelector`, which karplint cannot evaluate without Namespace labels).
 pub fn term_namespaces<'t>(term: &'t PodAffinityTerm, own: &'t str) -> Option<Vec<&'t str>> {

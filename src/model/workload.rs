@@ -266,6 +266,8 @@ pub struct TopologySpreadConstraint {
     pub min_domains: Option<Spanned<i64>>,
     pub node_taints_policy: Option<Spanned<Str>>,
     pub node_affinity_policy: Option<Spanned<Str>>,
+    #[serde(default, deserialize_with = "super::de::list")]
+    pub match_label_keys: Box<[Spanned<Str>]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -28,6 +28,7 @@ fn rule(stage: Stage) -> &'static str {
     match stage {
         Stage::Taints => untolerated_taint::META.id,
         Stage::Requirements => incompatible_requirements::META.id,
+        Stage::Topology => super::unsatisfiable_topology_spread::META.id,
         Stage::InstanceTypes => no_instance_type_fits::META.id,
         Stage::Limits => replicas_exceed_capacity::META.id,
     }
@@ -58,6 +59,12 @@ fn advice(failure: &Failure, nodepool: &str) -> Advice {
         Failure::NoCompatibleInstanceTypes { min_values } => {
             no_instance_type_fits::no_compatible_instance_types(*min_values, nodepool)
         }
+        Failure::Topology { constraint, .. } => Advice {
+            label: "this pod's topology constraint",
+            help: format!(
+                "loosen the {constraint} constraint (maxSkew, whenUnsatisfiable: ScheduleAnyway) or let NodePool \"{nodepool}\" offer more domains"
+            ),
+        },
         Failure::AllTypesExceedLimits | Failure::NodeLimitsExhausted => {
             replicas_exceed_capacity::all_types_exceed_limits(nodepool)
         }

@@ -1,0 +1,690 @@
+//! Scheduler, topology: the topology groups of one batch, which count the batch's pods per
+//! domain of a topology key and narrow each NodeClaim to the domains a pod's topology
+//! spread constraints and pod (anti-)affinity terms leave it.
+//!
+//! Mirrors, at core v1.14.3, `pkg/controllers/provisioning/scheduling/topology.go`
+//! (`Topology`: `NewTopology`, `buildDomainGroups`, `AddRequirements`, `Record`,
+//! `Register`), `topologygroup.go` (`TopologyGroup`: `nextDomainTopologySpread`,
+//! `domainMinCount`, `nextDomainAffinity`, `nextDomainAntiAffinity`, `selects`),
+//! `topologynodefilter.go` (`TopologyNodeFilter`) and `topologydomaingroup.go`
+//! (`TopologyDomainGroup.ForEachDomain`). Where upstream iterates a Go map and takes the
+//! first domain it meets (a random choice among equals), karplint takes the smallest name.
+//!
+//! Every run starts from an empty cluster: no pod is counted before the batch, and the
+//! hostname domains are the batch's own NodeClaims.
+
+use crate::karpenter::requirements::{
+    LABEL_HOSTNAME, LabelFlavor, Operator, Requirement, Requirements, normalize_key,
+};
+use crate::karpenter::sim::{Failure, Simulator};
+use crate::karpenter::taints::{self, Taint, Toleration};
+use crate::model::workload::{LabelSelector, PodAffinityTerm, TopologySpreadConstraint};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// `TopologyType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GroupType {
+    Spread,
+    PodAffinity,
+    PodAntiAffinity,
+}
+
+impl GroupType {
+    /// `TopologyType.String`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupType::Spread => "topology spread",
+            GroupType::PodAffinity => "pod affinity",
+            GroupType::PodAntiAffinity => "pod anti-affinity",
+        }
+    }
+}
+
+/// Which namespaces a term counts pods in (`buildNamespaceList`). A `namespaceSelector` is
+/// read as every namespace: karplint does not know the cluster's Namespace labels.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Namespaces {
+    All,
+    Listed(BTreeSet<String>),
+}
+
+/// A label selector as a set of `(key, operator, values)` expressions, `matchLabels`
+/// entries being `In` with one value; `None` selects nothing (a term without a selector, or
+/// one `LabelSelectorAsSelector` rejects).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Selector(Option<BTreeSet<(String, String, BTreeSet<String>)>>);
+
+impl Selector {
+    fn of(sel: Option<&LabelSelector>) -> Selector {
+        let Some(sel) = sel else {
+            return Selector(None);
+        };
+        let mut out = BTreeSet::new();
+        for (k, v) in sel.match_labels.iter() {
+            out.insert((
+                k.to_string(),
+                "In".to_string(),
+                BTreeSet::from([v.to_string()]),
+            ));
+        }
+        for e in sel.match_expressions.iter() {
+            let op = e.operator.value.to_string();
+            if !matches!(op.as_str(), "In" | "NotIn" | "Exists" | "DoesNotExist") {
+                return Selector(None);
+            }
+            let values = e.values.iter().map(|v| v.value.to_string()).collect();
+            out.insert((e.key.value.to_string(), op, values));
+        }
+        Selector(Some(out))
+    }
+
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let Some(exprs) = &self.0 else { return false };
+        exprs.iter().all(|(k, op, values)| {
+            let have = labels.get(k);
+            match op.as_str() {
+                "In" => have.is_some_and(|h| values.contains(h)),
+                "NotIn" => have.is_none_or(|h| !values.contains(h)),
+                "Exists" => have.is_some(),
+                _ => have.is_none(),
+            }
+        })
+    }
+}
+
+/// `TopologyNodeFilter`: which NodeClaims a topology spread constraint counts. `None` on
+/// affinity terms, which count every node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeFilter {
+    /// The nodeSelector with each required node-affinity term (OR-ed).
+    requirements: Vec<Requirements>,
+    honor_affinity: bool,
+    honor_taints: bool,
+    tolerations: Vec<Toleration>,
+}
+
+impl NodeFilter {
+    /// `TopologyNodeFilter.Matches`.
+    fn matches<'t>(
+        &self,
+        taints: impl IntoIterator<Item = &'t Taint>,
+        requirements: &Requirements,
+        flavor: LabelFlavor,
+    ) -> bool {
+        let affinity = !self.honor_affinity
+            || self.requirements.is_empty()
+            || self
+                .requirements
+                .iter()
+                .any(|r| requirements.compatible_with_ok(r, flavor));
+        affinity && (!self.honor_taints || tolerates_all(&self.tolerations, taints))
+    }
+}
+
+fn tolerates_all<'t>(
+    tolerations: &[Toleration],
+    taints: impl IntoIterator<Item = &'t Taint>,
+) -> bool {
+    taints
+        .into_iter()
+        .all(|t| taints::is_tolerated(tolerations, t))
+}
+
+/// One topology term of a pod template: what `NewTopologyGroup` hashes (`TopologyGroup.Hash`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Term {
+    pub kind: GroupType,
+    pub key: String,
+    max_skew: i64,
+    min_domains: Option<i64>,
+    namespaces: Namespaces,
+    selector: Selector,
+    filter: Option<NodeFilter>,
+}
+
+impl Term {
+    /// A topology spread constraint (`newForTopologies`, with `matchLabelKeys` added to the
+    /// selector as `In` the pod's own value).
+    pub fn spread(
+        tsc: &TopologySpreadConstraint,
+        namespace: &str,
+        labels: &BTreeMap<String, String>,
+        strict: Vec<Requirements>,
+        tolerations: &[Toleration],
+    ) -> Term {
+        let mut selector = Selector::of(tsc.label_selector.as_ref());
+        if let Some(exprs) = &mut selector.0 {
+            for k in tsc.match_label_keys.iter() {
+                if let Some(v) = labels.get(k.value.as_str()) {
+                    let value = BTreeSet::from([v.clone()]);
+                    exprs.insert((k.value.to_string(), "In".to_string(), value));
+                }
+            }
+        }
+        let policy = |p: &Option<crate::model::de::Spanned<crate::model::de::Str>>,
+                      default: &str| {
+            p.as_ref().map_or(default, |p| p.value.as_str()) == "Honor"
+        };
+        Term {
+            kind: GroupType::Spread,
+            key: normalize_key(&tsc.topology_key.value).to_string(),
+            max_skew: tsc.max_skew.as_ref().map_or(1, |m| m.value),
+            min_domains: tsc.min_domains.as_ref().map(|m| m.value),
+            namespaces: Namespaces::Listed(BTreeSet::from([namespace.to_string()])),
+            selector,
+            filter: Some(NodeFilter {
+                requirements: strict,
+                honor_affinity: policy(&tsc.node_affinity_policy, "Honor"),
+                honor_taints: policy(&tsc.node_taints_policy, "Ignore"),
+                tolerations: tolerations.to_vec(),
+            }),
+        }
+    }
+
+    /// A pod affinity or anti-affinity term (`newForAffinities`), required or preferred.
+    pub fn affinity(kind: GroupType, term: &PodAffinityTerm, namespace: &str) -> Term {
+        let namespaces = if term.namespace_selector.is_some() {
+            Namespaces::All
+        } else if term.namespaces.is_empty() {
+            Namespaces::Listed(BTreeSet::from([namespace.to_string()]))
+        } else {
+            Namespaces::Listed(
+                term.namespaces
+                    .iter()
+                    .map(|n| n.value.to_string())
+                    .collect(),
+            )
+        };
+        Term {
+            kind,
+            key: normalize_key(&term.topology_key.value).to_string(),
+            max_skew: i64::from(i32::MAX),
+            min_domains: None,
+            namespaces,
+            selector: Selector::of(term.label_selector.as_ref()),
+            filter: None,
+        }
+    }
+
+    /// `TopologyGroup.selects`.
+    fn selects(&self, pod: &PodIdentity) -> bool {
+        let in_namespace = match &self.namespaces {
+            Namespaces::All => true,
+            Namespaces::Listed(n) => n.contains(&pod.namespace),
+        };
+        in_namespace && self.selector.matches(&pod.labels)
+    }
+
+    /// `TopologyGroup.Counts`.
+    fn counts<'t>(
+        &self,
+        pod: &PodIdentity,
+        taints: impl IntoIterator<Item = &'t Taint>,
+        requirements: &Requirements,
+        flavor: LabelFlavor,
+    ) -> bool {
+        self.selects(pod)
+            && self
+                .filter
+                .as_ref()
+                .is_none_or(|f| f.matches(taints, requirements, flavor))
+    }
+}
+
+/// What topology reads of a pod: its namespace, labels and tolerations.
+#[derive(Debug, Clone)]
+pub struct PodIdentity {
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+}
+
+/// `TopologyGroup`: a term and the pods it counts per domain.
+#[derive(Debug, Clone)]
+struct Group {
+    term: Term,
+    domains: BTreeMap<String, i64>,
+    /// Domains where no pod is counted yet.
+    empty: BTreeSet<String>,
+}
+
+/// The values a NodeClaim allows for a key, as topology reads them: the NodeClaim's
+/// requirement, its own hostname for `kubernetes.io/hostname`, else `Exists`.
+fn domains_of(requirements: &Requirements, key: &str, hostname: &str) -> Requirement {
+    if key == LABEL_HOSTNAME {
+        return Requirement::in_values(key, [hostname]);
+    }
+    requirements
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| Requirement::exists(key))
+}
+
+impl Group {
+    fn new(
+        term: Term,
+        universe: &BTreeMap<String, Vec<Vec<Taint>>>,
+        creator: &PodIdentity,
+    ) -> Group {
+        // `ForEachDomain`: affinity terms have the zero filter, whose taint policy is not
+        // `Ignore`, so they too keep only the domains of pools the pod tolerates.
+        let honor_taints = term.filter.as_ref().is_none_or(|f| f.honor_taints);
+        let domains: BTreeMap<String, i64> = universe
+            .iter()
+            .filter(|(_, sets)| {
+                !honor_taints || sets.iter().any(|s| tolerates_all(&creator.tolerations, s))
+            })
+            .map(|(d, _)| (d.clone(), 0))
+            .collect();
+        let empty = domains.keys().cloned().collect();
+        Group {
+            term,
+            domains,
+            empty,
+        }
+    }
+
+    fn record(&mut self, domain: &str) {
+        *self.domains.entry(domain.to_string()).or_insert(0) += 1;
+        self.empty.remove(domain);
+    }
+
+    fn register(&mut self, domain: &str) {
+        if !self.domains.contains_key(domain) {
+            self.domains.insert(domain.to_string(), 0);
+            self.empty.insert(domain.to_string());
+        }
+    }
+
+    /// `TopologyGroup.Get`: the domains the pod may take, `DoesNotExist` when none.
+    fn get(
+        &self,
+        pod: &PodIdentity,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Requirement {
+        let options: Vec<String> = match self.term.kind {
+            GroupType::Spread => self.next_domain_spread(pod, pod_domains, node_domains),
+            GroupType::PodAffinity => self.next_domain_affinity(pod, pod_domains, node_domains),
+            GroupType::PodAntiAffinity => self.next_domain_anti_affinity(pod_domains, node_domains),
+        };
+        if options.is_empty() {
+            Requirement::does_not_exist(&self.term.key)
+        } else {
+            Requirement::in_values(&self.term.key, options)
+        }
+    }
+
+    /// The hostname of a NodeClaim, when the key is the hostname (upstream's special case
+    /// for new NodeClaims, whose domain is registered only once a pod joins).
+    fn single_host<'r>(&self, node_domains: &'r Requirement) -> Option<&'r String> {
+        let values = node_domains.values();
+        (self.term.key == LABEL_HOSTNAME && !node_domains.is_complement() && values.len() == 1)
+            .then(|| values.iter().next())
+            .flatten()
+    }
+
+    /// `nextDomainTopologySpread`: the least-counted domain within `maxSkew` of the minimum.
+    fn next_domain_spread(
+        &self,
+        pod: &PodIdentity,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Vec<String> {
+        let min = self.domain_min_count(pod_domains);
+        let own = i64::from(self.term.selects(pod));
+        if let Some(host) = self.single_host(node_domains) {
+            // A new hostname can always be created: the global minimum is zero.
+            let count = self.domains.get(host).copied().unwrap_or(0) + own;
+            return if count <= self.term.max_skew {
+                vec![host.clone()]
+            } else {
+                Vec::new()
+            };
+        }
+        let mut best: Option<(&String, i64)> = None;
+        for (domain, count) in &self.domains {
+            if !node_domains.has(domain) {
+                continue;
+            }
+            let count = count + own;
+            if count - min <= self.term.max_skew && best.is_none_or(|(_, c)| count < c) {
+                best = Some((domain, count));
+            }
+        }
+        best.map(|(d, _)| vec![d.clone()]).unwrap_or_default()
+    }
+
+    /// `domainMinCount`: the least count over the domains the pod supports; zero for the
+    /// hostname, or when fewer than `minDomains` domains exist.
+    fn domain_min_count(&self, pod_domains: &Requirement) -> i64 {
+        if self.term.key == LABEL_HOSTNAME {
+            return 0;
+        }
+        let supported: Vec<i64> = self
+            .domains
+            .iter()
+            .filter(|(d, _)| pod_domains.has(d))
+            .map(|(_, c)| *c)
+            .collect();
+        let n = i64::try_from(supported.len()).unwrap_or(i64::MAX);
+        if self.term.min_domains.is_some_and(|m| n < m) {
+            return 0;
+        }
+        supported.into_iter().min().unwrap_or(i64::from(i32::MAX))
+    }
+
+    /// Whether the pod may open the first domain: it selects itself and no domain it
+    /// supports has a pod yet (`anyCompatiblePodDomain`).
+    fn may_bootstrap(&self, pod: &PodIdentity, pod_domains: &Requirement) -> bool {
+        self.term.selects(pod)
+            && (self.domains.len() == self.empty.len()
+                || !self
+                    .domains
+                    .iter()
+                    .any(|(d, c)| pod_domains.has(d) && *c > 0))
+    }
+
+    /// `nextDomainAffinity`: domains that hold a selected pod, else (a pod selecting
+    /// itself, first of its kind) one domain to start from.
+    fn next_domain_affinity(
+        &self,
+        pod: &PodIdentity,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Vec<String> {
+        if let Some(host) = self.single_host(node_domains) {
+            let ok = pod_domains.has(host)
+                && (self.domains.get(host).is_some_and(|c| *c > 0)
+                    || self.may_bootstrap(pod, pod_domains));
+            return if ok { vec![host.clone()] } else { Vec::new() };
+        }
+        let mut options: BTreeSet<String> = self
+            .domains
+            .iter()
+            .filter(|(d, c)| **c > 0 && pod_domains.has(d) && node_domains.has(d))
+            .map(|(d, _)| d.clone())
+            .collect();
+        if options.is_empty() && self.may_bootstrap(pod, pod_domains) {
+            let both = self
+                .domains
+                .keys()
+                .find(|d| pod_domains.has(d) && node_domains.has(d));
+            options.extend(both.cloned());
+            options.extend(self.domains.keys().find(|d| pod_domains.has(d)).cloned());
+        }
+        options.into_iter().collect()
+    }
+
+    /// `nextDomainAntiAffinity`: the domains where no selected pod is yet.
+    fn next_domain_anti_affinity(
+        &self,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Vec<String> {
+        if let Some(host) = self.single_host(node_domains) {
+            let taken = self.domains.get(host).is_some_and(|c| *c > 0);
+            return if taken {
+                Vec::new()
+            } else {
+                vec![host.clone()]
+            };
+        }
+        self.empty
+            .iter()
+            .filter(|d| node_domains.has(d) && pod_domains.has(d))
+            .cloned()
+            .collect()
+    }
+
+    /// The `topologyError` of a pod this group leaves no domain.
+    fn error(&self, pod_domains: &Requirement, node_domains: &Requirement) -> Failure {
+        Failure::Topology {
+            constraint: self.term.kind.as_str(),
+            key: self.term.key.clone(),
+            counts: pretty_map(&self.domains, 25),
+            pod_domains: pod_domains.to_string(),
+            node_domains: node_domains.to_string(),
+        }
+    }
+}
+
+/// `pretty.Map`: `k: v` pairs by key, at most `max`, then how many were left out.
+fn pretty_map(values: &BTreeMap<String, i64>, max: usize) -> String {
+    let shown: Vec<String> = values
+        .iter()
+        .take(max)
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    let mut out = shown.join(", ");
+    if values.len() > max {
+        out.push_str(&format!(" and {} other(s)", values.len() - max));
+    }
+    out
+}
+
+/// The topology terms of one pending workload and which of them each relaxation step keeps.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadTerms {
+    /// Every spread constraint and pod (anti-)affinity term, required and preferred.
+    pub terms: Vec<Term>,
+    /// The required anti-affinity terms, tracked the other way round as well
+    /// (`updateInverseAntiAffinity`): pods they select keep out of their owners' domains.
+    pub inverse: Vec<Term>,
+}
+
+/// `Topology`: the groups of one batch.
+pub struct Topology {
+    groups: Vec<Group>,
+    inverse: Vec<Group>,
+    /// Per workload, the group of each of its terms.
+    owned: Vec<Vec<usize>>,
+    /// Per workload, the inverse groups its pods own.
+    inverse_owned: Vec<Vec<usize>>,
+    /// Per workload, the groups that select its pods.
+    selecting: Vec<Vec<usize>>,
+    /// Per workload, the inverse groups that select its pods.
+    inverse_selecting: Vec<Vec<usize>>,
+}
+
+impl Topology {
+    /// `NewTopology`: a group per distinct term of every workload, its domains from every
+    /// NodePool and instance type (`buildDomainGroups`), each counting no pod yet.
+    pub fn new(sim: &Simulator, workloads: &[(&PodIdentity, &WorkloadTerms)]) -> Topology {
+        let mut universes: HashMap<String, BTreeMap<String, Vec<Vec<Taint>>>> = HashMap::new();
+        let mut groups = Vec::new();
+        let mut inverse = Vec::new();
+        let (mut by_term, mut by_inverse) = (HashMap::new(), HashMap::new());
+        let mut owned = Vec::new();
+        let mut inverse_owned = Vec::new();
+        for (pod, terms) in workloads {
+            let mut intern =
+                |term: &Term, groups: &mut Vec<Group>, index: &mut HashMap<Term, usize>| {
+                    *index.entry(term.clone()).or_insert_with(|| {
+                        let universe = universes
+                            .entry(term.key.clone())
+                            .or_insert_with(|| domain_universe(sim, &term.key));
+                        groups.push(Group::new(term.clone(), universe, pod));
+                        groups.len() - 1
+                    })
+                };
+            owned.push(
+                terms
+                    .terms
+                    .iter()
+                    .map(|t| intern(t, &mut groups, &mut by_term))
+                    .collect(),
+            );
+            inverse_owned.push(
+                terms
+                    .inverse
+                    .iter()
+                    .map(|t| intern(t, &mut inverse, &mut by_inverse))
+                    .collect(),
+            );
+        }
+        let selecting_of = |groups: &[Group], pod: &PodIdentity| -> Vec<usize> {
+            (0..groups.len())
+                .filter(|&g| groups[g].term.selects(pod))
+                .collect()
+        };
+        let selecting = workloads
+            .iter()
+            .map(|(p, _)| selecting_of(&groups, p))
+            .collect();
+        let inverse_selecting = workloads
+            .iter()
+            .map(|(p, _)| selecting_of(&inverse, p))
+            .collect();
+        Topology {
+            groups,
+            inverse,
+            owned,
+            inverse_owned,
+            selecting,
+            inverse_selecting,
+        }
+    }
+
+    /// Whether any group concerns workload `w`'s pods.
+    pub fn concerns(&self, w: usize) -> bool {
+        !self.owned[w].is_empty() || !self.inverse_selecting[w].is_empty()
+    }
+
+    /// `AddRequirements`: the domains the groups that own the pod (its terms kept by the
+    /// relaxation step, `active`) and the inverse groups that select it leave on a NodeClaim
+    /// with `node` requirements and `hostname`; the failure of the first that leaves none.
+    /// The hostname's requirement is not returned: it is the NodeClaim's own.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_requirements<'t>(
+        &self,
+        w: usize,
+        pod: &PodIdentity,
+        active: &[usize],
+        strict: &Requirements,
+        node: &Requirements,
+        hostname: &str,
+        taints: impl IntoIterator<Item = &'t Taint> + Clone,
+        flavor: LabelFlavor,
+    ) -> Result<Requirements, Box<Failure>> {
+        let owned = active.iter().map(|&t| &self.groups[self.owned[w][t]]);
+        let inverse = self.inverse_selecting[w]
+            .iter()
+            .map(|&g| &self.inverse[g])
+            .filter(|g| g.term.counts(pod, taints.clone(), node, flavor));
+        let mut out = Requirements::new();
+        for group in owned.chain(inverse) {
+            let key = &group.term.key;
+            let pod_domains = strict.get_or_exists(key);
+            let node_domains = domains_of(node, key, hostname);
+            let domains = group.get(pod, &pod_domains, &node_domains);
+            if domains.operator() == Operator::DoesNotExist {
+                return Err(Box::new(group.error(&pod_domains, &node_domains)));
+            }
+            if key != LABEL_HOSTNAME {
+                out.add(domains);
+                // Two groups on one key may leave disjoint domains (the NodeClaim's
+                // `Compatible` check on the topology requirements).
+                let left = out.get(key).map(|r| r.intersection(&node_domains));
+                if left.is_some_and(|r| r.is_empty()) {
+                    return Err(Box::new(group.error(&pod_domains, &node_domains)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `NodeClaim.Add`: the NodeClaim's hostname becomes a domain of every hostname group
+    /// (`Register`), and the pod is counted where it lands (`Record`): in every group that
+    /// selects it and counts the NodeClaim, in all the domains the NodeClaim may take for
+    /// anti-affinity and only in a single one otherwise; and in its own inverse groups.
+    pub fn add<'t>(
+        &mut self,
+        w: usize,
+        pod: &PodIdentity,
+        requirements: &Requirements,
+        hostname: &str,
+        taints: impl IntoIterator<Item = &'t Taint> + Clone,
+        flavor: LabelFlavor,
+    ) {
+        for g in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
+            if g.term.key == LABEL_HOSTNAME {
+                g.register(hostname);
+            }
+        }
+        for &g in &self.selecting[w] {
+            let group = &mut self.groups[g];
+            if !group.term.counts(pod, taints.clone(), requirements, flavor) {
+                continue;
+            }
+            let domains = domains_of(requirements, &group.term.key, hostname);
+            if group.term.kind == GroupType::PodAntiAffinity {
+                for d in domains.values() {
+                    group.record(d);
+                }
+            } else if domains.len() == Some(1)
+                && let Some(d) = domains.values().iter().next()
+            {
+                group.record(d);
+            }
+        }
+        for &g in &self.inverse_owned[w] {
+            let group = &mut self.inverse[g];
+            let domains = domains_of(requirements, &group.term.key, hostname);
+            for d in domains.values() {
+                group.record(d);
+            }
+        }
+    }
+}
+
+/// `buildDomainGroups`: every value of `key` some NodePool allows on some instance type
+/// (the pool's requirement intersected with the type's), and every value a pool's `In`
+/// requirement names, each with the taints of the pools that offer it.
+fn domain_universe(sim: &Simulator, key: &str) -> BTreeMap<String, Vec<Vec<Taint>>> {
+    let mut out: BTreeMap<String, Vec<Vec<Taint>>> = BTreeMap::new();
+    for (i, pool) in sim.pools.iter().enumerate() {
+        let taints: Vec<Taint> = pool.taints.iter().map(|(t, _)| t.clone()).collect();
+        let mut values: BTreeSet<String> = BTreeSet::new();
+        let pool_req = pool.requirements.get(key);
+        let offered = sim.offered(i);
+        let type_reqs: Vec<Option<Requirement>> = match offered.values(key) {
+            Some(v) => vec![Some(Requirement::in_values(key, v))],
+            None => {
+                // Each distinct label a type has for the key (`None`: it has none).
+                let labels: BTreeSet<Option<Option<&str>>> = pool
+                    .all_types()
+                    .map(|t| {
+                        let has = t.requirements.has(key);
+                        has.then(|| t.requirements.get(key).value())
+                    })
+                    .collect();
+                labels
+                    .into_iter()
+                    .map(|v| match v? {
+                        Some(v) => Some(Requirement::in_values(key, [v])),
+                        None => Some(Requirement::does_not_exist(key)),
+                    })
+                    .collect()
+            }
+        };
+        for type_req in type_reqs {
+            let combined = match (pool_req, type_req) {
+                (Some(p), Some(t)) => p.intersection(&t),
+                (Some(p), None) => p.clone(),
+                (None, Some(t)) => t,
+                (None, None) => continue,
+            };
+            // `Values()` of a `NotIn` requirement are the values it excludes: upstream
+            // registers those too.
+            values.extend(combined.values().iter().cloned());
+        }
+        if let Some(p) = pool_req.filter(|p| p.operator() == Operator::In) {
+            values.extend(p.values().iter().cloned());
+        }
+        for v in values {
+            out.entry(v).or_default().push(taints.clone());
+        }
+    }
+    out
+}
