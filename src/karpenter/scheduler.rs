@@ -19,11 +19,11 @@ use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::PoolType;
 use super::requirements::Requirements;
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
-use super::taints::Toleration;
-use crate::model::workload::PodSpec;
+use super::taints::{Effect, Toleration, TolerationOperator};
+use crate::model::workload::{PodSpec, TopologySpreadConstraint};
 use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
-use topology::{GroupType, PodIdentity, Term, Topology, WorkloadTerms};
+use topology::{GroupType, PodIdentity, Term, Topology};
 
 mod topology;
 
@@ -38,17 +38,19 @@ pub struct PendingWorkload {
     requests: Requests,
     host_ports: Vec<HostPort>,
     identity: PodIdentity,
-    terms: WorkloadTerms,
+    /// The required pod anti-affinity terms, which Karpenter also tracks the other way
+    /// round (`updateInverseAntiAffinity`).
+    inverse: Vec<Term>,
 }
 
-/// One relaxation step of a pod: the node requirements Karpenter tries and which of the
-/// workload's topology terms the pod still owns (`Preferences.Relax`, then
-/// `Topology.Update`).
+/// One relaxation step of a pod: the node requirements Karpenter tries and the topology
+/// terms the pod owns at that step (`Preferences.Relax`, then `Topology.Update`).
 #[derive(Debug, Clone)]
 struct Step {
     attempt: Attempt,
-    /// Indices into [`WorkloadTerms::terms`].
-    terms: Vec<usize>,
+    terms: Vec<Term>,
+    /// The pod's tolerations at this step (the last one adds `PreferNoSchedule`).
+    tolerations: Vec<Toleration>,
 }
 
 impl PendingWorkload {
@@ -73,7 +75,7 @@ impl PendingWorkload {
                 .collect(),
             tolerations: tolerations.clone(),
         };
-        let (terms, steps) = relaxation_steps(spec, &identity, attempts);
+        let (steps, inverse) = relaxation_steps(spec, &identity, attempts);
         Some(PendingWorkload {
             replicas,
             steps,
@@ -81,23 +83,30 @@ impl PendingWorkload {
             requests: pod::requests(obj, spec),
             host_ports: pod::host_ports(spec),
             identity,
-            terms,
+            inverse,
         })
     }
 }
 
-/// The workload's topology terms and its relaxation steps. Karpenter relaxes one thing at a
-/// time, the first of (`Preferences.Relax`): a required node-affinity term while more than
-/// one is left, a preferred pod-affinity term, a preferred pod anti-affinity term (each
-/// heaviest first), a preferred node-affinity term, a `ScheduleAnyway` spread constraint
-/// (swapped out with the last one), then `PreferNoSchedule` taints. `attempts` are the node
-/// requirement steps ([`pod::attempts`] with [`Simulator::relaxations`]); the topology
-/// steps repeat the attempt they stand at.
+/// A topology term of the pod as written: its spread constraints' filters change as it
+/// is relaxed.
+enum TermSource<'s> {
+    Spread(&'s TopologySpreadConstraint),
+    Affinity(Term),
+}
+
+/// The workload's relaxation steps and its required anti-affinity terms. Karpenter relaxes
+/// one thing at a time, the first of (`Preferences.Relax`): a required node-affinity term
+/// while more than one is left, a preferred pod-affinity term, a preferred pod
+/// anti-affinity term (each heaviest first), a preferred node-affinity term, a
+/// `ScheduleAnyway` spread constraint (swapped out with the last one), then
+/// `PreferNoSchedule` taints. `attempts` are the node requirement steps ([`pod::attempts`]
+/// with [`Simulator::relaxations`]); the topology steps repeat the attempt they stand at.
 fn relaxation_steps(
     spec: &PodSpec,
     pod: &PodIdentity,
     attempts: Vec<Attempt>,
-) -> (WorkloadTerms, Vec<Step>) {
+) -> (Vec<Step>, Vec<Term>) {
     let na = &spec.affinity.node_affinity;
     let required = na
         .required
@@ -105,95 +114,104 @@ fn relaxation_steps(
         .map_or(0, |r| r.node_selector_terms.len())
         .max(1);
     let preferred = na.preferred.len();
-    // The filter of a spread constraint: the nodeSelector with each required term.
-    let strict: Vec<Requirements> = attempts
-        .iter()
-        .take(required)
-        .map(|a| a.strict.clone())
-        .collect();
-    let mut terms = WorkloadTerms::default();
+    let mut sources = Vec::new();
     let mut spreads = Vec::new();
     for tsc in spec.topology_spread_constraints.iter() {
         let anyway = tsc
             .when_unsatisfiable
             .as_ref()
             .is_some_and(|w| w.value.as_str() == "ScheduleAnyway");
-        spreads.push((terms.terms.len(), anyway));
-        let term = Term::spread(
-            tsc,
-            &pod.namespace,
-            &pod.labels,
-            strict.clone(),
-            &pod.tolerations,
-        );
-        terms.terms.push(term);
+        spreads.push((sources.len(), anyway));
+        sources.push(TermSource::Spread(tsc));
     }
+    let mut inverse = Vec::new();
     let mut preferred_pod_terms = Vec::new();
     for (kind, a) in [
         (GroupType::PodAffinity, &spec.affinity.pod_affinity),
         (GroupType::PodAntiAffinity, &spec.affinity.pod_anti_affinity),
     ] {
         for t in &a.required {
-            terms
-                .terms
-                .push(Term::affinity(kind, &t.value, &pod.namespace));
+            let term = Term::affinity(kind, &t.value, &pod.namespace);
             if kind == GroupType::PodAntiAffinity {
-                terms
-                    .inverse
-                    .push(Term::affinity(kind, &t.value, &pod.namespace));
+                inverse.push(term.clone());
             }
+            sources.push(TermSource::Affinity(term));
         }
         let mut by_weight: Vec<_> = a.preferred.iter().collect();
         by_weight.sort_by_key(|p| std::cmp::Reverse(p.weight.as_ref().map_or(0, |w| w.value)));
         for p in by_weight {
-            preferred_pod_terms.push(terms.terms.len());
-            terms.terms.push(Term::affinity(
-                kind,
-                &p.pod_affinity_term.value,
-                &pod.namespace,
-            ));
+            preferred_pod_terms.push(sources.len());
+            let term = Term::affinity(kind, &p.pod_affinity_term.value, &pod.namespace);
+            sources.push(TermSource::Affinity(term));
         }
     }
-    let mut active: Vec<usize> = (0..terms.terms.len()).collect();
-    if attempts.len() < required + preferred || active.is_empty() {
-        let steps = attempts
-            .into_iter()
-            .map(|attempt| Step {
-                attempt,
-                terms: active.clone(),
+    // The filter of a spread constraint: the nodeSelector with each required term left.
+    let strict: Vec<Requirements> = attempts
+        .iter()
+        .take(required)
+        .map(|a| a.strict.clone())
+        .collect();
+    let step = |attempt: &Attempt, active: &[usize], first_required: usize| {
+        let mut tolerations = pod.tolerations.clone();
+        if attempt.tolerates_prefer_no_schedule && !tolerations.contains(&PREFER_NO_SCHEDULE) {
+            tolerations.push(PREFER_NO_SCHEDULE);
+        }
+        let left = strict.get(first_required..).unwrap_or_default();
+        let terms = active
+            .iter()
+            .map(|&i| match &sources[i] {
+                TermSource::Spread(tsc) => Term::spread(
+                    tsc,
+                    &pod.namespace,
+                    &pod.labels,
+                    left.to_vec(),
+                    &tolerations,
+                ),
+                TermSource::Affinity(t) => t.clone(),
             })
             .collect();
-        return (terms, steps);
+        Step {
+            attempt: attempt.clone(),
+            terms,
+            tolerations,
+        }
+    };
+    let mut active: Vec<usize> = (0..sources.len()).collect();
+    if attempts.len() < required + preferred {
+        let steps = attempts.iter().map(|a| step(a, &active, 0)).collect();
+        return (steps, inverse);
     }
     let last_required = required - 1;
     let mut steps = Vec::new();
-    let mut push = |attempt: &Attempt, active: &[usize]| {
-        steps.push(Step {
-            attempt: attempt.clone(),
-            terms: active.to_vec(),
-        });
-    };
-    for a in &attempts[..=last_required] {
-        push(a, &active);
+    for (i, a) in attempts[..=last_required].iter().enumerate() {
+        steps.push(step(a, &active, i));
     }
     for t in preferred_pod_terms {
         active.retain(|&a| a != t);
-        push(&attempts[last_required], &active);
+        steps.push(step(&attempts[last_required], &active, last_required));
     }
     for a in &attempts[last_required + 1..required + preferred] {
-        push(a, &active);
+        steps.push(step(a, &active, last_required));
     }
     let node_relaxed = &attempts[required + preferred - 1];
     while let Some(i) = spreads.iter().position(|(_, anyway)| *anyway) {
         let (t, _) = spreads.swap_remove(i);
         active.retain(|&a| a != t);
-        push(node_relaxed, &active);
+        steps.push(step(node_relaxed, &active, last_required));
     }
     for a in &attempts[required + preferred..] {
-        push(a, &active);
+        steps.push(step(a, &active, last_required));
     }
-    (terms, steps)
+    (steps, inverse)
 }
+
+/// The toleration Karpenter's last relaxation adds (`toleratePreferNoScheduleTaints`).
+const PREFER_NO_SCHEDULE: Toleration = Toleration {
+    key: String::new(),
+    operator: TolerationOperator::Exists,
+    value: String::new(),
+    effect: Some(Effect::PreferNoSchedule),
+};
 
 /// Where one pod of the batch ends.
 #[derive(Debug, Clone)]
@@ -283,11 +301,23 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
     // Karpenter's `Queue`: a pod pushed back is tried again only while the batch makes
     // progress (its queue length when pushed is remembered).
     let mut pushed_at = std::collections::HashMap::new();
-    let identities: Vec<(&PodIdentity, &WorkloadTerms)> =
-        workloads.iter().map(|w| (&w.identity, &w.terms)).collect();
+    let pods = workloads.iter().map(|w| w.identity.clone()).collect();
+    let inverse: Vec<Vec<Term>> = workloads.iter().map(|w| w.inverse.clone()).collect();
+    let mut topology = Topology::new(sim, pods, &inverse);
+    // `NewTopology` → `Update` of every pod as written.
+    let mut owned = std::collections::HashMap::new();
+    for (w, wl) in workloads.iter().enumerate() {
+        if let Some(first) = wl.steps.first() {
+            owned.insert(
+                (w, 0),
+                topology.update(sim, &first.terms, &first.tolerations),
+            );
+        }
+    }
     let mut batch = Batch {
         sim,
-        topology: Topology::new(sim, &identities),
+        topology,
+        owned,
         claims: Vec::new(),
         remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
         within_remaining: vec![None; sim.pools.len()],
@@ -330,6 +360,8 @@ fn queue_order(workloads: &[PendingWorkload]) -> Vec<(usize, usize)> {
 struct Batch<'s, 'a, 'c> {
     sim: &'s Simulator<'a, 'c>,
     topology: Topology,
+    /// The groups each (workload, relaxation step) owns, once made.
+    owned: std::collections::HashMap<(usize, usize), Vec<usize>>,
     claims: Vec<Claim>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
@@ -349,11 +381,21 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         pod: &PendingWorkload,
     ) -> Result<usize, Vec<(usize, Failure)>> {
         let mut last = Vec::new();
-        for step in &pod.steps {
-            if let Some(pool) = self.add_to_inflight(w, pod, step) {
+        for (k, step) in pod.steps.iter().enumerate() {
+            let owned = match self.owned.get(&(w, k)) {
+                Some(owned) => owned.clone(),
+                None => {
+                    let owned = self
+                        .topology
+                        .update(self.sim, &step.terms, &step.tolerations);
+                    self.owned.insert((w, k), owned.clone());
+                    owned
+                }
+            };
+            if let Some(pool) = self.add_to_inflight(w, pod, step, &owned) {
                 return Ok(pool);
             }
-            match self.add_to_new(w, pod, step) {
+            match self.add_to_new(w, pod, step, &owned) {
                 Ok(pool) => return Ok(pool),
                 Err(failures) => last = failures,
             }
@@ -363,22 +405,23 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
 
     /// `addToInflightNode`: the first planned NodeClaim, fewest pods first, that takes the
     /// pod.
-    fn add_to_inflight(&mut self, w: usize, pod: &PendingWorkload, step: &Step) -> Option<usize> {
+    fn add_to_inflight(
+        &mut self,
+        w: usize,
+        pod: &PendingWorkload,
+        step: &Step,
+        owned: &[usize],
+    ) -> Option<usize> {
         let mut order: Vec<usize> = (0..self.claims.len()).collect();
         order.sort_by_key(|&c| self.claims[c].workloads.len());
         for c in order {
-            if let Some((requirements, types)) = self.can_add(&self.claims[c], w, pod, step) {
+            let claim = &self.claims[c];
+            if let Some((requirements, types)) = self.can_add(claim, w, pod, step, owned) {
                 let pool = &self.sim.pools[self.claims[c].pool];
                 let taints = pool.taints.iter().map(|(t, _)| t);
                 let claim = &self.claims[c];
-                self.topology.add(
-                    w,
-                    &pod.identity,
-                    &requirements,
-                    &claim.hostname,
-                    taints,
-                    pool.flavor,
-                );
+                self.topology
+                    .add(w, &requirements, &claim.hostname, taints, pool.flavor);
                 let claim = &mut self.claims[c];
                 claim.requirements = requirements;
                 claim.types = indices(&types);
@@ -405,6 +448,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         w: usize,
         pod: &PendingWorkload,
         step: &Step,
+        owned: &[usize],
     ) -> Option<(Requirements, Vec<PoolType<'s, 'c>>)> {
         let attempt = &step.attempt;
         let pool = &self.sim.pools[claim.pool];
@@ -424,7 +468,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         let mut requirements = claim.requirements.clone();
         requirements.add_all(&attempt.requirements);
         let topology = self
-            .topology_requirements(w, pod, step, claim.pool, &requirements, &claim.hostname)
+            .topology_requirements(w, step, owned, claim.pool, &requirements, &claim.hostname)
             .ok()?;
         requirements.add_all(&topology);
         if !self.sim.offered(claim.pool).allow(&[&requirements]) {
@@ -459,20 +503,19 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     fn topology_requirements(
         &self,
         w: usize,
-        pod: &PendingWorkload,
         step: &Step,
+        owned: &[usize],
         pool: usize,
         node: &Requirements,
         hostname: &str,
     ) -> Result<Requirements, Box<Failure>> {
-        if !self.topology.concerns(w) {
+        if owned.is_empty() && !self.topology.inversely_selected(w) {
             return Ok(Requirements::new());
         }
         let pool = &self.sim.pools[pool];
         self.topology.add_requirements(
             w,
-            &pod.identity,
-            &step.terms,
+            owned,
             &step.attempt.strict,
             node,
             hostname,
@@ -488,25 +531,20 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         w: usize,
         pod: &PendingWorkload,
         step: &Step,
+        owned: &[usize],
     ) -> Result<usize, Vec<(usize, Failure)>> {
         let mut failures = Vec::new();
         let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         for i in 0..self.sim.pools.len() {
-            match self.new_claim(i, w, pod, step, &hostname) {
+            match self.new_claim(i, w, pod, (step, owned), &hostname) {
                 Ok((types, requirements)) => {
                     let pool = &self.sim.pools[i];
                     self.remaining[i] = subtract_max(&self.remaining[i], &types);
                     self.within_remaining[i] = None;
                     let requests = self.sim.judged_requests(pool, &pod.requests.total);
                     let taints = pool.taints.iter().map(|(t, _)| t);
-                    self.topology.add(
-                        w,
-                        &pod.identity,
-                        &requirements,
-                        &hostname,
-                        taints,
-                        pool.flavor,
-                    );
+                    self.topology
+                        .add(w, &requirements, &hostname, taints, pool.flavor);
                     let mut claim =
                         Claim::new(self.sim, i, requirements, &types, requests, hostname);
                     claim.ports = pod.host_ports.clone();
@@ -529,7 +567,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         i: usize,
         w: usize,
         pod: &PendingWorkload,
-        step: &Step,
+        (step, owned): (&Step, &[usize]),
         hostname: &str,
     ) -> Result<(Vec<PoolType<'s, 'c>>, Requirements), Box<Failure>> {
         if let Some(f) = self.sim.gate(i) {
@@ -559,7 +597,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         self.sim.claim_stages(i, &data)?;
         let mut requirements = pool.requirements.clone();
         requirements.add_all(&step.attempt.requirements);
-        let topology = self.topology_requirements(w, pod, step, i, &requirements, hostname)?;
+        let topology = self.topology_requirements(w, step, owned, i, &requirements, hostname)?;
         if topology.is_empty() {
             return Ok((self.sim.instance_types(i, &data)?, requirements));
         }

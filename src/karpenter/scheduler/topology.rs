@@ -264,16 +264,14 @@ impl Group {
     fn new(
         term: Term,
         universe: &BTreeMap<String, Vec<Vec<Taint>>>,
-        creator: &PodIdentity,
+        tolerations: &[Toleration],
     ) -> Group {
         // `ForEachDomain`: affinity terms have the zero filter, whose taint policy is not
         // `Ignore`, so they too keep only the domains of pools the pod tolerates.
         let honor_taints = term.filter.as_ref().is_none_or(|f| f.honor_taints);
         let domains: BTreeMap<String, i64> = universe
             .iter()
-            .filter(|(_, sets)| {
-                !honor_taints || sets.iter().any(|s| tolerates_all(&creator.tolerations, s))
-            })
+            .filter(|(_, sets)| !honor_taints || sets.iter().any(|s| tolerates_all(tolerations, s)))
             .map(|(d, _)| (d.clone(), 0))
             .collect();
         let empty = domains.keys().cloned().collect();
@@ -463,117 +461,135 @@ fn pretty_map(values: &BTreeMap<String, i64>, max: usize) -> String {
     out
 }
 
-/// The topology terms of one pending workload and which of them each relaxation step keeps.
-#[derive(Debug, Clone, Default)]
-pub struct WorkloadTerms {
-    /// Every spread constraint and pod (anti-)affinity term, required and preferred.
-    pub terms: Vec<Term>,
-    /// The required anti-affinity terms, tracked the other way round as well
-    /// (`updateInverseAntiAffinity`): pods they select keep out of their owners' domains.
-    pub inverse: Vec<Term>,
-}
-
-/// `Topology`: the groups of one batch.
+/// `Topology`: the groups of one batch. A group is made the first time a pod owns its term
+/// (`Topology.Update`, at the start of the batch for every pod as written, then at each
+/// relaxation step) and counts only the pods placed after that: the group of a spread
+/// constraint hashes the pod's tolerations and required node-affinity terms with it
+/// (`TopologyNodeFilter`), so a relaxed pod may start a fresh group that counts none of the
+/// pods placed before.
 pub struct Topology {
     groups: Vec<Group>,
+    by_term: HashMap<Term, usize>,
+    /// Groups of required anti-affinity terms, tracked the other way round as well
+    /// (`inverseTopologyGroups`): the pods they select keep out of their owners' domains.
     inverse: Vec<Group>,
-    /// Per workload, the group of each of its terms.
-    owned: Vec<Vec<usize>>,
+    pods: Vec<PodIdentity>,
     /// Per workload, the inverse groups its pods own.
     inverse_owned: Vec<Vec<usize>>,
     /// Per workload, the groups that select its pods.
     selecting: Vec<Vec<usize>>,
     /// Per workload, the inverse groups that select its pods.
     inverse_selecting: Vec<Vec<usize>>,
+    /// The domains of each key over every NodePool (`domainGroups`).
+    universes: HashMap<String, BTreeMap<String, Vec<Vec<Taint>>>>,
 }
 
 impl Topology {
-    /// `NewTopology`: a group per distinct term of every workload, its domains from every
-    /// NodePool and instance type (`buildDomainGroups`), each counting no pod yet.
-    pub fn new(sim: &Simulator, workloads: &[(&PodIdentity, &WorkloadTerms)]) -> Topology {
-        let mut universes: HashMap<String, BTreeMap<String, Vec<Vec<Taint>>>> = HashMap::new();
-        let mut groups = Vec::new();
-        let mut inverse = Vec::new();
-        let (mut by_term, mut by_inverse) = (HashMap::new(), HashMap::new());
-        let mut owned = Vec::new();
-        let mut inverse_owned = Vec::new();
-        for (pod, terms) in workloads {
-            let mut intern =
-                |term: &Term, groups: &mut Vec<Group>, index: &mut HashMap<Term, usize>| {
-                    *index.entry(term.clone()).or_insert_with(|| {
-                        let universe = universes
-                            .entry(term.key.clone())
-                            .or_insert_with(|| domain_universe(sim, &term.key));
-                        groups.push(Group::new(term.clone(), universe, pod));
-                        groups.len() - 1
-                    })
-                };
-            owned.push(
-                terms
-                    .terms
-                    .iter()
-                    .map(|t| intern(t, &mut groups, &mut by_term))
-                    .collect(),
-            );
-            inverse_owned.push(
-                terms
-                    .inverse
-                    .iter()
-                    .map(|t| intern(t, &mut inverse, &mut by_inverse))
-                    .collect(),
-            );
-        }
-        let selecting_of = |groups: &[Group], pod: &PodIdentity| -> Vec<usize> {
-            (0..groups.len())
-                .filter(|&g| groups[g].term.selects(pod))
-                .collect()
+    /// `NewTopology`: the inverse groups of every workload's required anti-affinity terms
+    /// (`inverse`, by workload), with domains from every NodePool and instance type
+    /// (`buildDomainGroups`), each counting no pod yet. Make the groups of the pods as
+    /// written with [`Topology::update`].
+    pub fn new(sim: &Simulator, pods: Vec<PodIdentity>, inverse: &[Vec<Term>]) -> Topology {
+        let mut topology = Topology {
+            groups: Vec::new(),
+            by_term: HashMap::new(),
+            inverse: Vec::new(),
+            inverse_owned: Vec::new(),
+            selecting: vec![Vec::new(); pods.len()],
+            inverse_selecting: vec![Vec::new(); pods.len()],
+            pods,
+            universes: HashMap::new(),
         };
-        let selecting = workloads
-            .iter()
-            .map(|(p, _)| selecting_of(&groups, p))
-            .collect();
-        let inverse_selecting = workloads
-            .iter()
-            .map(|(p, _)| selecting_of(&inverse, p))
-            .collect();
-        Topology {
-            groups,
-            inverse,
-            owned,
-            inverse_owned,
-            selecting,
-            inverse_selecting,
+        let mut by_inverse: HashMap<&Term, usize> = HashMap::new();
+        for (w, terms) in inverse.iter().enumerate() {
+            let mut owned = Vec::new();
+            for term in terms {
+                let g = match by_inverse.get(term) {
+                    Some(&g) => g,
+                    None => {
+                        let tolerations = topology.pods[w].tolerations.clone();
+                        let group = topology.group(sim, term, &tolerations);
+                        topology.inverse.push(group);
+                        by_inverse.insert(term, topology.inverse.len() - 1);
+                        topology.inverse.len() - 1
+                    }
+                };
+                owned.push(g);
+            }
+            topology.inverse_owned.push(owned);
         }
+        for (w, pod) in topology.pods.iter().enumerate() {
+            let selecting =
+                (0..topology.inverse.len()).filter(|&g| topology.inverse[g].term.selects(pod));
+            topology.inverse_selecting[w] = selecting.collect();
+        }
+        topology
     }
 
-    /// Whether any group concerns workload `w`'s pods.
-    pub fn concerns(&self, w: usize) -> bool {
-        !self.owned[w].is_empty() || !self.inverse_selecting[w].is_empty()
+    /// A new group for `term`, its domains those of pools the owner's `tolerations` allow.
+    fn group(&mut self, sim: &Simulator, term: &Term, tolerations: &[Toleration]) -> Group {
+        let universe = self
+            .universes
+            .entry(term.key.clone())
+            .or_insert_with(|| domain_universe(sim, &term.key));
+        Group::new(term.clone(), universe, tolerations)
     }
 
-    /// `AddRequirements`: the domains the groups that own the pod (its terms kept by the
-    /// relaxation step, `active`) and the inverse groups that select it leave on a NodeClaim
+    /// `Topology.Update`: the groups of `terms`, which a pod of workload `w` with
+    /// `tolerations` owns at one relaxation step, made when missing.
+    pub fn update(
+        &mut self,
+        sim: &Simulator,
+        terms: &[Term],
+        tolerations: &[Toleration],
+    ) -> Vec<usize> {
+        let mut out = Vec::with_capacity(terms.len());
+        for term in terms {
+            if let Some(&g) = self.by_term.get(term) {
+                out.push(g);
+                continue;
+            }
+            let group = self.group(sim, term, tolerations);
+            let g = self.groups.len();
+            for (w, pod) in self.pods.iter().enumerate() {
+                if group.term.selects(pod) {
+                    self.selecting[w].push(g);
+                }
+            }
+            self.groups.push(group);
+            self.by_term.insert(term.clone(), g);
+            out.push(g);
+        }
+        out
+    }
+
+    /// Whether a required anti-affinity term of some workload selects workload `w`'s pods.
+    pub fn inversely_selected(&self, w: usize) -> bool {
+        !self.inverse_selecting[w].is_empty()
+    }
+
+    /// `AddRequirements`: the domains the groups the pod owns (`owned`, from
+    /// [`Topology::update`]) and the inverse groups that select it leave on a NodeClaim
     /// with `node` requirements and `hostname`; the failure of the first that leaves none.
     /// The hostname's requirement is not returned: it is the NodeClaim's own.
     #[allow(clippy::too_many_arguments)]
     pub fn add_requirements<'t>(
         &self,
         w: usize,
-        pod: &PodIdentity,
-        active: &[usize],
+        owned: &[usize],
         strict: &Requirements,
         node: &Requirements,
         hostname: &str,
         taints: impl IntoIterator<Item = &'t Taint> + Clone,
         flavor: LabelFlavor,
     ) -> Result<Requirements, Box<Failure>> {
-        let owned = active.iter().map(|&t| &self.groups[self.owned[w][t]]);
+        let pod = &self.pods[w];
         let inverse = self.inverse_selecting[w]
             .iter()
             .map(|&g| &self.inverse[g])
             .filter(|g| g.term.counts(pod, taints.clone(), node, flavor));
         let mut out = Requirements::new();
-        for group in owned.chain(inverse) {
+        for group in owned.iter().map(|&g| &self.groups[g]).chain(inverse) {
             let key = &group.term.key;
             let pod_domains = strict.get_or_exists(key);
             let node_domains = domains_of(node, key, hostname);
@@ -601,7 +617,6 @@ impl Topology {
     pub fn add<'t>(
         &mut self,
         w: usize,
-        pod: &PodIdentity,
         requirements: &Requirements,
         hostname: &str,
         taints: impl IntoIterator<Item = &'t Taint> + Clone,
@@ -612,6 +627,7 @@ impl Topology {
                 g.register(hostname);
             }
         }
+        let pod = &self.pods[w];
         for &g in &self.selecting[w] {
             let group = &mut self.groups[g];
             if !group.term.counts(pod, taints.clone(), requirements, flavor) {
