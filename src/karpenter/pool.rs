@@ -176,6 +176,12 @@ impl Allocatable {
         }
     }
 
+    /// Some resource is negative (the kubelet's reservations exceed the type): nothing fits
+    /// on the type, not even a pod that requests nothing (`resources.Fits`).
+    pub fn any_negative(&self) -> bool {
+        self.core.iter().any(|q| q.as_millis() < 0)
+    }
+
     /// The full list, for messages.
     pub fn to_list(&self) -> ResourceList {
         let mut list = (*self.extended).clone();
@@ -651,6 +657,13 @@ impl<'a, 'c> Pool<'a, 'c> {
             index: i,
             table: &self.allocatable,
         }
+    }
+
+    /// Instance types the NodePool requirements allow on which a pod can fit, in catalog
+    /// order: the NodeClaim template's options (`NewScheduler` keeps the types that fit a
+    /// pod requesting nothing).
+    pub fn usable_types(&self) -> impl Iterator<Item = PoolType<'_, 'c>> + Clone + '_ {
+        self.types().filter(|t| !t.allocatable().any_negative())
     }
 
     /// Instance types the NodePool requirements allow, in catalog order.

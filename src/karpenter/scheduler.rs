@@ -576,7 +576,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         let pool = &self.sim.pools[i];
         let remaining = &self.remaining[i];
         let some_type_left = *self.within_remaining[i].get_or_insert_with(|| {
-            pool.limits.is_empty() || pool.types().any(|t| sim::within(remaining, &t))
+            pool.limits.is_empty() || pool.usable_types().any(|t| sim::within(remaining, &t))
         });
         if !some_type_left {
             return Err(Box::new(Failure::AllTypesExceedLimits));

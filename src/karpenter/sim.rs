@@ -492,12 +492,12 @@ pub(super) fn unmet_min_values(
 /// `nodes` limit is 0 or every type exceeds a limit (`addToNewNodeClaim`:
 /// `filterByRemainingResources`).
 fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
-    if pool.types().len() == 0 || !offered.allow(&[&pool.requirements]) {
+    if pool.usable_types().next().is_none() || !offered.allow(&[&pool.requirements]) {
         return Some(Failure::NoCompatibleInstanceTypes { min_values: false });
     }
     let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
     if min_values {
-        let types: Vec<PoolType> = pool.types().collect();
+        let types: Vec<PoolType> = pool.usable_types().collect();
         if !unmet_min_values(&pool.requirements, &types, offered).is_empty() {
             return Some(Failure::NoCompatibleInstanceTypes { min_values: true });
         }
@@ -505,7 +505,7 @@ fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
     if pool.limits.get("nodes").is_some_and(|n| n.is_zero()) {
         return Some(Failure::NodeLimitsExhausted);
     }
-    if !pool.limits.is_empty() && !pool.types().any(|t| within_limits(pool, &t)) {
+    if !pool.limits.is_empty() && !pool.usable_types().any(|t| within_limits(pool, &t)) {
         return Some(Failure::AllTypesExceedLimits);
     }
     None
@@ -531,6 +531,9 @@ fn fits_with(
     overhead: &ResourceList,
     alloc: &super::pool::Allocatable,
 ) -> bool {
+    if alloc.any_negative() {
+        return false;
+    }
     let ok = |k: &str| {
         let sum = needed
             .get_or_zero(k)

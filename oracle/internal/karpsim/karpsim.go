@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -129,7 +130,19 @@ func Run(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprov
 	}
 
 	placed := map[types.UID]string{}
+	debug := os.Getenv("ORACLE_DEBUG_NODECLAIMS") != ""
 	for _, nc := range results.NewNodeClaims {
+		if debug {
+			names := make([]string, 0, len(nc.InstanceTypeOptions))
+			for _, it := range nc.InstanceTypeOptions {
+				names = append(names, it.Name)
+			}
+			podNames := make([]string, 0, len(nc.Pods))
+			for _, p := range nc.Pods {
+				podNames = append(podNames, p.Name)
+			}
+			fmt.Fprintf(os.Stderr, "nodeclaim %s pods=%v requirements=%v types(%d)=%v\n", nc.NodePoolName, podNames, nc.Requirements, len(names), names)
+		}
 		res.NodeClaims[nc.NodePoolName]++
 		for _, p := range nc.Pods {
 			placed[p.UID] = nc.NodePoolName
