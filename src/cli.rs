@@ -28,7 +28,10 @@ repository root (or --config); the summary names the config applied.
 Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
 --include, --exclude and --context replace the file's lists when given.
 
-Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage, config or I/O error.";
+Options may stand before or after a subcommand: `karplint -j 2 plan DIR`.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings (plan: a workload would stay
+Pending, unless --fail-on never), 2 usage, config or I/O error.";
 
 /// The options are global: they may stand before or after a subcommand
 /// (`karplint -j 2 plan DIR` and `karplint plan -j 2 DIR` are the same run).
@@ -176,13 +179,13 @@ enum Mode {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Graphical reports with source snippets
+    /// `error[rule]: message` with source snippets, notes and help (plan: a table)
     Human,
     /// The stable JSON shape (version 1)
     Json,
-    /// SARIF 2.1.0, for code scanning
+    /// SARIF 2.1.0, for code scanning (not for plan)
     Sarif,
-    /// GitHub Actions workflow commands (annotations)
+    /// GitHub Actions workflow commands (annotations; not for plan)
     Github,
     /// A Markdown table for job summaries and PR comments
     Markdown,
