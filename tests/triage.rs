@@ -357,3 +357,31 @@ fn markdown_stays_below_a_mebibyte_and_says_what_it_left_out() {
     let (_, alone, _) = run(in_dir(dir.path()).args(["--format", "markdown", "."]));
     assert!(alone.contains("run `karplint --format json` for all of them"));
 }
+
+#[test]
+fn the_summary_names_ten_skipped_files_and_counts_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let templates = dir.path().join("chart/templates");
+    std::fs::create_dir_all(&templates).expect("mkdir");
+    std::fs::write(
+        dir.path().join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    for i in 0..12 {
+        std::fs::write(
+            templates.join(format!("t{i:02}.yaml")),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+        )
+        .expect("write");
+    }
+    let (_, out, _) = run(in_dir(dir.path()).arg("."));
+    assert_eq!(out.matches("\n  skipped ").count(), 10, "{out}");
+    assert!(
+        out.contains("\n  and 2 more file(s) skipped (`--format json` lists them all)\n"),
+        "{out}"
+    );
+    let (_, json, _) = run(in_dir(dir.path()).args(["--format", "json", "."]));
+    let v: Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(12), "{v:#}");
+}
