@@ -8,7 +8,7 @@
 
 use crate::config::{self, Config, Level};
 use crate::engine::{self, LintOptions};
-use crate::report::{self, github, human, json, markdown, sarif};
+use crate::report::{self, github, human, json, markdown, plan, sarif};
 use crate::rules;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
@@ -28,84 +28,112 @@ repository root (or --config); the summary names the config applied.
 Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
 --include, --exclude and --context replace the file's lists when given.
 
-Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage, config or I/O error.";
+Options may stand before or after a subcommand: `karplint -j 2 plan DIR`.
 
+Exit codes: 0 nothing at or above --fail-on, 1 findings (plan: a workload would stay
+Pending, unless --fail-on never), 2 usage, config or I/O error.";
+
+/// The options are global: they may stand before or after a subcommand
+/// (`karplint -j 2 plan DIR` and `karplint plan -j 2 DIR` are the same run).
 #[derive(Debug, Parser)]
 #[command(
     name = "karplint",
     version,
     about = "Tells you, from the YAML alone, why Karpenter would leave a pod Pending",
-    args_conflicts_with_subcommands = true,
     after_long_help = OUTPUT_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Files or directories to lint; `-` reads one YAML stream from standard input
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub lint: LintArgs,
 }
 
+/// The paths of a subcommand that lints (`plan`).
 #[derive(Debug, clap::Args)]
-pub struct LintArgs {
-    /// Files or directories to lint; `-` reads one YAML stream from standard input
+pub struct Paths {
+    /// Files or directories to read; `-` reads one YAML stream from standard input
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// The paths of the run: the top level's, or the subcommand's.
+    #[arg(skip)]
+    pub paths: Vec<PathBuf>,
     /// Output format (repeatable; pairs with --output in order) [default: human]
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_enum, value_name = "FORMAT", global = true)]
     pub format: Vec<Format>,
     /// Write the report of the matching --format here; `-` is standard output (repeatable)
-    #[arg(short = 'o', long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE", global = true)]
     pub output: Vec<PathBuf>,
-    /// Exit with 1 when a finding at or above this severity is reported [default: error,
-    /// or failOn from the config]
-    #[arg(long, value_enum)]
+    /// Exit with 1 when a finding at or above this severity is reported (`plan`: when a
+    /// workload would stay Pending, unless `never`) [default: error, or failOn from the
+    /// config]
+    #[arg(long, value_enum, global = true)]
     pub fail_on: Option<FailOn>,
+    /// Print only the findings at or above --fail-on, and no summary or notes (human,
+    /// concise, github and markdown; `plan`: only the workloads that stay Pending)
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
+    /// Print a table of findings per rule and severity instead of the findings (human and
+    /// concise formats)
+    #[arg(long, global = true)]
+    pub statistics: bool,
+    /// Colour: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR or CLICOLOR_FORCE
+    /// force it), always or never
+    #[arg(long, value_enum, value_name = "WHEN", global = true)]
+    pub color: Option<ColorChoice>,
     /// Render kustomizations with kustomize (or kubectl kustomize) when one is on PATH
     /// (auto), always (fail without it), or never [default: auto, or kustomize from the
     /// config]
-    #[arg(long, value_enum, value_name = "WHEN")]
+    #[arg(long, value_enum, value_name = "WHEN", global = true)]
     pub kustomize: Option<crate::kustomize::Mode>,
     /// Read this config file instead of looking for .karplint.yaml
-    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config", global = true)]
     pub config: Option<PathBuf>,
     /// Ignore any .karplint.yaml
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_config: bool,
     /// Set a rule's level, overriding the config: ID=off|info|warning|error (repeatable)
-    #[arg(long, value_name = "ID=LEVEL")]
+    #[arg(long, value_name = "ID=LEVEL", global = true)]
     pub rule: Vec<String>,
     /// Skip files matching this glob (repeatable)
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", global = true)]
     pub exclude: Vec<String>,
     /// Lint only files matching this glob (repeatable; default *.yaml, *.yml, *.json)
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", global = true)]
     pub include: Vec<String>,
     /// Read cluster objects (NodePools, DaemonSets, LimitRanges, …) from here without
     /// reporting on them (repeatable)
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     pub context: Vec<PathBuf>,
     /// Worker threads (default: one per core; at most 256)
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", global = true)]
     pub threads: Option<usize>,
-    /// Disable colours (also when NO_COLOR is set or stdout is not a terminal)
-    #[arg(long)]
+    /// Disable colours: the same as --color never
+    #[arg(long, global = true, conflicts_with = "color")]
     pub no_color: bool,
     /// Follow symbolic links while walking directories
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub follow: bool,
     /// Also lint hidden directories and files (`.github/`, `.pre-commit-config.yaml`);
     /// `.git` is never walked
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub hidden: bool,
     /// Lint files that .gitignore, .ignore or .git/info/exclude ignore
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_ignore: bool,
     /// Instance types from `aws ec2 describe-instance-types` JSON instead of the built-in
     /// catalog
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub instance_types: Option<PathBuf>,
     /// Skip files larger than this many bytes
-    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024, global = true)]
     pub max_file_size: u64,
 }
 
@@ -121,7 +149,7 @@ pub enum Command {
     },
     /// Show where Karpenter would put each workload: NodePool, fitting instance types, or
     /// why it would stay Pending
-    Plan(LintArgs),
+    Plan(Paths),
     /// Print a shell completion script: `karplint completions bash > /etc/bash_completion.d/karplint`
     Completions {
         #[arg(value_enum)]
@@ -138,7 +166,7 @@ pub enum Command {
 pub enum DebugCommand {
     /// Print, as JSON, the instance types each NodePool's node class can launch: their
     /// requirements, offerings (every zone of `cluster.zones`), capacity and overhead
-    InstanceTypes(LintArgs),
+    InstanceTypes(Paths),
 }
 
 /// What a run of the lint pipeline is for.
@@ -151,21 +179,32 @@ enum Mode {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Graphical reports with source snippets
+    /// `error[rule]: message` with source snippets, notes and help (plan: a table)
     Human,
     /// The stable JSON shape (version 1)
     Json,
-    /// SARIF 2.1.0, for code scanning
+    /// SARIF 2.1.0, for code scanning (not for plan)
     Sarif,
-    /// GitHub Actions workflow commands (annotations)
+    /// GitHub Actions workflow commands (annotations; not for plan)
     Github,
     /// A Markdown table for job summaries and PR comments
     Markdown,
+    /// One line per finding: `path:line:col: severity[rule] message`
+    Concise,
+}
+
+/// When to colour the human and concise formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set; FORCE_COLOR or CLICOLOR_FORCE force it
+    Auto,
+    Always,
+    Never,
 }
 
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -182,9 +221,13 @@ pub fn run() -> i32 {
                 2
             }
         },
-        Some(Command::Plan(args)) => with_workers(&args, run_plan),
-        Some(Command::Debug(DebugCommand::InstanceTypes(args))) => {
-            with_workers(&args, run_instance_types)
+        Some(Command::Plan(Paths { paths })) => {
+            cli.lint.paths = paths;
+            with_workers(&cli.lint, run_plan)
+        }
+        Some(Command::Debug(DebugCommand::InstanceTypes(Paths { paths }))) => {
+            cli.lint.paths = paths;
+            with_workers(&cli.lint, run_instance_types)
         }
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
@@ -201,7 +244,10 @@ pub fn run() -> i32 {
                 }
             }
         }
-        None => with_workers(&cli.lint, run_lint),
+        None => {
+            cli.lint.paths = cli.paths;
+            with_workers(&cli.lint, run_lint)
+        }
     }
 }
 
@@ -343,20 +389,105 @@ fn run_instance_types(args: &LintArgs) -> i32 {
     print_out(&s)
 }
 
+/// `karplint plan`: the table (human), one line per workload (concise), Markdown or JSON,
+/// to the outputs `--format`/`--output` pair; exit 1 when a workload would stay Pending and
+/// `--fail-on` is not `never`.
 fn run_plan(args: &LintArgs) -> i32 {
-    let (outcome, _) = match lint_outcome(args, Mode::Plan) {
+    let dests = match destinations(&args.format, &args.output) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("karplint: {e}");
+            return 2;
+        }
+    };
+    if let Some((format, _)) = dests
+        .iter()
+        .find(|(f, _)| matches!(f, Format::Sarif | Format::Github))
+    {
+        let name = format
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string());
+        eprintln!(
+            "karplint: `plan` has no {name} format; use human, concise, markdown or json (lint findings: `karplint --format {name}`)"
+        );
+        return 2;
+    }
+    let (mut outcome, fail_on) = match lint_outcome(args, Mode::Plan) {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let text = match args.format.first().copied().unwrap_or(Format::Human) {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&outcome.plan).unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        _ => crate::report::plan::render_table(&outcome.plan),
+    if let Some((output, input)) = output_over_input(&dests, &outcome.report.sources) {
+        eprintln!(
+            "karplint: refusing to write a report to {}: it is the input {input} (linted or read as context); choose another --output",
+            output.display()
+        );
+        return 2;
+    }
+    plan::locate(&mut outcome.plan, &outcome.report.sources);
+    let failing = fail_on.threshold().is_some();
+    let rows: Vec<plan::PlanRow> = if args.quiet {
+        (outcome.plan.iter())
+            .filter(|r| failing && plan::stays_pending(r))
+            .cloned()
+            .collect()
+    } else {
+        outcome.plan.clone()
     };
-    print_out(&text)
+    let mut code = 0;
+    for (format, dest) in &dests {
+        let write = |w: &mut dyn Write| -> std::io::Result<()> {
+            let text = match format {
+                Format::Json => return plan::write_json(&rows, w),
+                Format::Markdown => plan::render_markdown(&rows),
+                Format::Concise => plan::render_concise(&rows),
+                _ if args.quiet => plan::render_table(&rows)
+                    .split_once('\n')
+                    .map_or_else(String::new, |(_, body)| body.to_string()),
+                _ => plan::render_table(&rows) + &plan::summary_line(&rows),
+            };
+            w.write_all(text.as_bytes())
+        };
+        code = code.max(write_to(dest, write));
+    }
+    if code != 0 || !outcome.read_errors.is_empty() {
+        return 2;
+    }
+    i32::from(failing && outcome.plan.iter().any(plan::stays_pending))
+}
+
+/// Writes one report to its destination; the exit status of writing it.
+fn write_to(dest: &Destination, write: impl Fn(&mut dyn Write) -> std::io::Result<()>) -> i32 {
+    match dest {
+        Destination::Stdout => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            output_status(write(&mut out).and_then(|_| out.flush()))
+        }
+        Destination::File(p) => match std::fs::File::create(p).and_then(|f| {
+            let mut out = std::io::BufWriter::new(f);
+            write(&mut out)?;
+            out.flush()
+        }) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("karplint: writing {}: {e}", p.display());
+                2
+            }
+        },
+    }
+}
+
+/// Whether the human and concise reports to `dest` are coloured: `--color always`, or on
+/// standard output when `auto` and colour is forced by FORCE_COLOR or CLICOLOR_FORCE, or
+/// it is a terminal; never with `--no-color`, `--color never` or NO_COLOR (auto).
+fn colored(args: &LintArgs, dest: &Destination) -> bool {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let forced = |k: &str| var(k).is_some_and(|v| v != "0" && v != "false");
+    match args.color {
+        Some(ColorChoice::Always) => true,
+        Some(ColorChoice::Never) => false,
+        _ if args.no_color || *dest != Destination::Stdout || var("NO_COLOR").is_some() => false,
+        _ => forced("FORCE_COLOR") || forced("CLICOLOR_FORCE") || std::io::stdout().is_terminal(),
+    }
 }
 
 /// Where one report goes.
@@ -522,11 +653,13 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn)
         2
     })?;
     opts.plan = mode == Mode::Plan;
-    opts.plan_batch = opts.plan && args.format.first() == Some(&Format::Json);
+    opts.plan_batch = opts.plan && args.format.contains(&Format::Json);
     opts.export_instance_types = mode == Mode::InstanceTypes;
     // Progress only for a person watching: never in pipes, CI logs or machine formats.
     crate::progress::ENABLED.store(
-        args.format.iter().all(|f| *f == Format::Human) && std::io::stderr().is_terminal(),
+        !args.quiet
+            && args.format.iter().all(|f| *f == Format::Human)
+            && std::io::stderr().is_terminal(),
         std::sync::atomic::Ordering::Relaxed,
     );
     let mut outcome = engine::lint(&opts, &mut std::io::stdin()).map_err(|e| {
@@ -566,7 +699,7 @@ fn run_lint(args: &LintArgs) -> i32 {
         );
         return 2;
     }
-    let quotes_source = dests.iter().any(|(f, _)| *f == Format::Human);
+    let quotes_source = !args.statistics && dests.iter().any(|(f, _)| *f == Format::Human);
     let texts = report::Texts::load_with(report, quotes_source);
     let width = std::env::var("COLUMNS")
         .ok()
@@ -577,42 +710,41 @@ fn run_lint(args: &LintArgs) -> i32 {
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
     }
     warn_if_nothing_linted(args, report);
+    let shown = report::Shown {
+        quiet: args.quiet,
+        at_least: fail_on.threshold(),
+    };
+    // Where the whole report is, for a Markdown table cut short: a JSON or SARIF file of
+    // the same run.
+    let full = dests.iter().find_map(|(f, d)| match d {
+        Destination::File(p) if matches!(f, Format::Json | Format::Sarif) => {
+            Some(p.display().to_string())
+        }
+        _ => None,
+    });
     let mut code = 0;
     for (format, dest) in &dests {
-        let color = *dest == Destination::Stdout
-            && !args.no_color
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            && std::io::stdout().is_terminal();
+        let style = human::Style {
+            color: colored(args, dest),
+            width,
+        };
         // JSON and SARIF stream into the destination: a large run's output (megabytes) is
         // never held whole beside the model.
         let write = |w: &mut dyn Write| -> std::io::Result<()> {
             let text = match format {
                 Format::Json => return json::write(report, &texts, w),
                 Format::Sarif => return sarif::write(report, &texts, w),
-                Format::Human => human::render(report, &texts, human::Style { color, width }),
-                Format::Github => github::render(report, &texts),
-                Format::Markdown => markdown::render(report, &texts),
+                Format::Human | Format::Concise if args.statistics => {
+                    human::statistics(report, shown)
+                }
+                Format::Human => human::render_shown(report, &texts, style, shown),
+                Format::Concise => human::render_concise(report, &texts, style, shown),
+                Format::Github => github::render(report, &texts, shown),
+                Format::Markdown => markdown::render(report, &texts, shown, full.as_deref()),
             };
             w.write_all(text.as_bytes())
         };
-        let written = match dest {
-            Destination::Stdout => {
-                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                output_status(write(&mut out).and_then(|_| out.flush()))
-            }
-            Destination::File(p) => match std::fs::File::create(p).and_then(|f| {
-                let mut out = std::io::BufWriter::new(f);
-                write(&mut out)?;
-                out.flush()
-            }) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("karplint: writing {}: {e}", p.display());
-                    2
-                }
-            },
-        };
-        code = code.max(written);
+        code = code.max(write_to(dest, write));
     }
     if code != 0 || !outcome.read_errors.is_empty() {
         return 2;

@@ -111,6 +111,17 @@ pub struct Related {
     pub message: String,
 }
 
+impl Related {
+    /// A related location on `obj`.
+    pub fn on(obj: &impl Subject, span: Span, message: impl Into<String>) -> Self {
+        Related {
+            source: obj.source(),
+            span,
+            message: exact(message.into()),
+        }
+    }
+}
+
 /// Another object a finding about several objects at once (a namespace's workloads) could
 /// stand on, with the label it would carry there: see [`Finding::also_on`].
 #[derive(Debug, Clone)]
@@ -205,6 +216,30 @@ impl Finding {
             label: exact(label.into()),
             object: Box::new(obj.object_ref()),
         });
+        self
+    }
+
+    /// Related notes for the first `cap` of `items`; when some are left out, one more note
+    /// at the last one shown says how many (`more(n)`: "and 3 more workloads …"), so no
+    /// list is cut in silence.
+    pub fn related_capped<T>(
+        mut self,
+        items: &[T],
+        cap: usize,
+        note: impl Fn(&T) -> Related,
+        more: impl FnOnce(usize) -> String,
+    ) -> Self {
+        self.related.extend(items.iter().take(cap).map(note));
+        if let (Some(left), Some(last)) = (items.len().checked_sub(cap), self.related.last())
+            && left > 0
+        {
+            let (source, span) = (last.source, last.span);
+            self.related.push(Related {
+                source,
+                span,
+                message: exact(more(left)),
+            });
+        }
         self
     }
 

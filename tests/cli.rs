@@ -324,6 +324,8 @@ fn plan_shows_where_each_workload_lands() {
         .output()
         .expect("runs");
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["version"], 1, "{v:#}");
+    let v = &v["workloads"];
     assert_eq!(v[0]["outcome"], "pending");
     assert!(
         v[0]["reason"]
@@ -360,6 +362,7 @@ fn plan_lists_each_replica_of_the_batch() {
         .output()
         .expect("runs");
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = &v["workloads"];
     assert_eq!(v[0]["outcome"], "schedules", "{v:#}");
     let pods = v[0]["pods"].as_array().expect("pods");
     assert_eq!(pods.len(), 2, "{v:#}");
@@ -419,7 +422,9 @@ fn plan_json(path: &str) -> Value {
         .args(["plan", "--format", "json", path])
         .output()
         .expect("runs");
-    serde_json::from_slice(&out.stdout).expect("json")
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["version"], 1, "{v:#}");
+    v["workloads"].clone()
 }
 
 #[test]

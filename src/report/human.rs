@@ -1,6 +1,8 @@
-//! Human output: miette's graphical reports, one per finding, with the source snippet, a
-//! primary label under the exact key or value, related labels on other objects, the help
-//! text and the rule id; then a summary.
+//! Human output, in rustc's form: a header `error[rule-id]: message` (the severity in
+//! words, then the rule), the source snippet with a primary label under the exact key or
+//! value (drawn by miette), each related location as a `note:` with its own snippet, the
+//! help; then a closing summary with the counts per rule and where to read more
+//! (`karplint explain RULE`).
 //!
 //! Each finding and note hands miette a [`Snippet`]: only the lines around its span, cut
 //! through the source's line index, so a file with thousands of findings is not copied and
@@ -8,13 +10,14 @@
 //! escaped first (see [`super::escape`]): no control character reaches the terminal.
 
 use super::escape::{self, Sanitized};
-use super::{Position, Report, Texts};
+use super::{Position, Report, Shown, Texts};
 use crate::diagnostic::{Finding, Severity};
 use crate::model::SourceId;
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Lines of context miette shows either side of a label; a snippet holds just these.
@@ -27,20 +30,13 @@ pub struct Style {
     pub width: usize,
 }
 
-struct Rendered<'a> {
-    finding: &'a Finding,
-    /// The finding's texts, escaped.
-    message: String,
-    help: String,
-    source: Snippet,
+/// One piece miette draws: a snippet with its label, or the help alone. Its message is
+/// empty: karplint writes the header line itself, and drops the line miette gives it.
+struct Part {
+    severity: miette::Severity,
+    source: Option<Snippet>,
     labels: Vec<LabeledSpan>,
-    related: Vec<RelatedNote>,
-}
-
-struct RelatedNote {
-    message: String,
-    source: Snippet,
-    label: LabeledSpan,
+    help: String,
 }
 
 /// The lines of one source around one span, as miette quotes them: control characters
@@ -115,121 +111,271 @@ impl fmt::Debug for Snippet {
     }
 }
 
-impl fmt::Debug for Rendered<'_> {
+impl fmt::Debug for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str("part")
     }
 }
-impl fmt::Display for Rendered<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+impl fmt::Display for Part {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Ok(())
     }
 }
-impl std::error::Error for Rendered<'_> {}
+impl std::error::Error for Part {}
 
-impl Diagnostic for Rendered<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(self.finding.rule))
-    }
+impl Diagnostic for Part {
     fn severity(&self) -> Option<miette::Severity> {
-        Some(match self.finding.severity {
-            Severity::Error => miette::Severity::Error,
-            Severity::Warning => miette::Severity::Warning,
-            Severity::Info => miette::Severity::Advice,
-        })
+        Some(self.severity)
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
         (!self.help.is_empty()).then(|| Box::new(&self.help) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        Some(&self.source)
+        self.source.as_ref().map(|s| s as &dyn SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         Some(Box::new(self.labels.iter().cloned()))
     }
-    fn related<'b>(&'b self) -> Option<Box<dyn Iterator<Item = &'b dyn Diagnostic> + 'b>> {
-        if self.related.is_empty() {
-            return None;
+}
+
+/// ANSI styles of the header lines, when colour is on.
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn severity(&self, s: Severity) -> &'static str {
+        match s {
+            Severity::Error => "\x1b[1;31m",
+            Severity::Warning => "\x1b[1;33m",
+            Severity::Info => "\x1b[1;36m",
         }
-        Some(Box::new(self.related.iter().map(|r| r as &dyn Diagnostic)))
+    }
+
+    /// `text` in `style`, reset after.
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.color {
+            format!("{style}{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
     }
 }
 
-impl fmt::Debug for RelatedNote {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl fmt::Display for RelatedNote {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for RelatedNote {}
-impl Diagnostic for RelatedNote {
-    fn severity(&self) -> Option<miette::Severity> {
-        Some(miette::Severity::Advice)
-    }
-    fn source_code(&self) -> Option<&dyn SourceCode> {
-        Some(&self.source)
-    }
-    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        Some(Box::new(std::iter::once(self.label.clone())))
-    }
+const BOLD: &str = "\x1b[1m";
+const NOTE: &str = "\x1b[1;32m";
+
+/// Draws one finding: header, snippet, notes, help.
+struct Drawer {
+    handler: GraphicalReportHandler,
+    paint: Paint,
 }
 
-/// What miette draws for finding `f`: its escaped texts, the snippet under its span and one
-/// snippet per related note.
-fn rendered<'a>(report: &Report, texts: &Texts, f: &'a Finding) -> Rendered<'a> {
-    let (source, span) = Snippet::around(report, texts, f.source, texts.position(f.source, f.span));
-    let label_text = (!f.label.is_empty()).then(|| escape::text(&f.label).into_owned());
-    let related = f
-        .related
-        .iter()
-        .map(|r| {
+impl Drawer {
+    fn new(style: Style) -> Self {
+        let theme = if style.color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::unicode_nocolor()
+        };
+        let handler = GraphicalReportHandler::new_themed(theme)
+            .with_width(style.width)
+            .with_links(false)
+            .with_urls(false)
+            .with_context_lines(CONTEXT_LINES);
+        Drawer {
+            handler,
+            paint: Paint { color: style.color },
+        }
+    }
+
+    /// What miette draws for `part`, without the (empty) message line it starts with.
+    fn part(&self, out: &mut String, part: &Part) {
+        let mut drawn = String::new();
+        if self.handler.render_report(&mut drawn, part).is_err() {
+            return;
+        }
+        if let Some((_, rest)) = drawn.split_once('\n') {
+            out.push_str(rest);
+        }
+    }
+
+    fn finding(&self, out: &mut String, report: &Report, texts: &Texts, f: &Finding) {
+        let severity = self.paint.paint(
+            self.paint.severity(f.severity),
+            &format!("{}[{}]", f.severity, f.rule),
+        );
+        let message = self
+            .paint
+            .paint(BOLD, &format!(": {}", escape::text(&f.message)));
+        out.push_str(&format!("{severity}{message}\n"));
+        let (source, span) =
+            Snippet::around(report, texts, f.source, texts.position(f.source, f.span));
+        let label = (!f.label.is_empty()).then(|| escape::text(&f.label).into_owned());
+        self.part(
+            out,
+            &Part {
+                severity: miette_severity(f.severity),
+                source: Some(source),
+                labels: vec![LabeledSpan::new_primary_with_span(label, span)],
+                help: String::new(),
+            },
+        );
+        for r in &f.related {
             let (source, span) =
                 Snippet::around(report, texts, r.source, texts.position(r.source, r.span));
-            RelatedNote {
-                message: escape::text(&r.message).into_owned(),
-                source,
-                label: LabeledSpan::new_with_span(None, span),
-            }
-        })
-        .collect();
-    Rendered {
-        finding: f,
-        message: escape::text(&f.message).into_owned(),
-        help: escape::text(&f.help).into_owned(),
-        source,
-        labels: vec![LabeledSpan::new_primary_with_span(label_text, span)],
-        related,
+            let note = self.paint.paint(NOTE, "note");
+            out.push_str(&format!("{note}: {}\n", escape::text(&r.message)));
+            self.part(
+                out,
+                &Part {
+                    severity: miette::Severity::Advice,
+                    source: Some(source),
+                    labels: vec![LabeledSpan::new_with_span(None, span)],
+                    help: String::new(),
+                },
+            );
+        }
+        if !f.help.is_empty() {
+            self.part(
+                out,
+                &Part {
+                    severity: miette_severity(f.severity),
+                    source: None,
+                    labels: Vec::new(),
+                    help: escape::text(&f.help).into_owned(),
+                },
+            );
+        }
+    }
+}
+
+fn miette_severity(s: Severity) -> miette::Severity {
+    match s {
+        Severity::Error => miette::Severity::Error,
+        Severity::Warning => miette::Severity::Warning,
+        Severity::Info => miette::Severity::Advice,
     }
 }
 
 /// Renders every finding and the summary.
 pub fn render(report: &Report, texts: &Texts, style: Style) -> String {
-    let theme = if style.color {
-        GraphicalTheme::unicode()
-    } else {
-        GraphicalTheme::unicode_nocolor()
-    };
-    let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(style.width)
-        .with_links(false)
-        .with_urls(false)
-        .with_context_lines(CONTEXT_LINES);
+    render_shown(report, texts, style, Shown::default())
+}
+
+/// Renders the findings `shown` lists, then (unless quiet) the summary.
+pub fn render_shown(report: &Report, texts: &Texts, style: Style, shown: Shown) -> String {
+    let drawer = Drawer::new(style);
     let mut out = String::new();
-    for f in &report.findings {
-        let rendered = rendered(report, texts, f);
-        if handler.render_report(&mut out, &rendered).is_err() {
-            out.push_str(&format!(
-                "{}: {}: {}\n",
-                rendered.source.name, f.rule, rendered.message
-            ));
-        }
+    for f in report.findings.iter().filter(|f| shown.includes(f)) {
+        drawer.finding(&mut out, report, texts, f);
         out.push('\n');
     }
-    out.push_str(&summary_text(report));
+    if !shown.quiet {
+        out.push_str(&by_rule(report));
+        out.push_str(&summary_text(report));
+    }
+    out
+}
+
+/// One line per finding: `path:line:col: severity[rule] message`, then (unless quiet) the
+/// summary.
+pub fn render_concise(report: &Report, texts: &Texts, style: Style, shown: Shown) -> String {
+    let paint = Paint { color: style.color };
+    let mut out = String::new();
+    for f in report.findings.iter().filter(|f| shown.includes(f)) {
+        let p = texts.position(f.source, f.span);
+        out.push_str(&format!(
+            "{}:{}:{}: {} {}\n",
+            escape::line(&report.sources[f.source].name),
+            p.line,
+            p.column,
+            paint.paint(
+                paint.severity(f.severity),
+                &format!("{}[{}]", f.severity, f.rule)
+            ),
+            escape::line(&f.message)
+        ));
+    }
+    if !shown.quiet {
+        out.push_str(&summary_text(report));
+    }
+    out
+}
+
+/// Findings per rule and severity, most severe and most frequent first.
+fn counts(report: &Report) -> Vec<(&'static str, [usize; 3])> {
+    let mut by: BTreeMap<&'static str, [usize; 3]> = BTreeMap::new();
+    for f in &report.findings {
+        let c = by.entry(f.rule).or_default();
+        match f.severity {
+            Severity::Error => c[0] += 1,
+            Severity::Warning => c[1] += 1,
+            Severity::Info => c[2] += 1,
+        }
+    }
+    let mut rows: Vec<_> = by.into_iter().collect();
+    // Stable over the rules' alphabetical order.
+    rows.sort_by_key(|(_, c)| std::cmp::Reverse(*c));
+    rows
+}
+
+/// The closing counts per rule, and where to read what a rule checks.
+fn by_rule(report: &Report) -> String {
+    let rows = counts(report);
+    let Some((first, _)) = rows.first() else {
+        return String::new();
+    };
+    let width = rows.iter().map(|(r, _)| r.len()).max().unwrap_or(0);
+    let mut out = String::from("findings by rule:\n");
+    for (rule, c) in &rows {
+        let parts: Vec<String> = [("error", c[0]), ("warning", c[1]), ("info", c[2])]
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(s, n)| format!("{n} {s}(s)"))
+            .collect();
+        out.push_str(&format!("  {rule:<width$}  {}\n", parts.join(", ")));
+    }
+    out.push_str(&format!(
+        "see `karplint explain RULE` for what a rule checks and how to fix it, e.g. `karplint explain {first}`\n"
+    ));
+    out
+}
+
+/// `--statistics`: a table of findings per rule and severity, with totals, then (unless
+/// quiet) the summary.
+pub fn statistics(report: &Report, shown: Shown) -> String {
+    let rows = counts(report);
+    let width = rows
+        .iter()
+        .map(|(r, _)| r.len())
+        .chain(["RULE".len(), "TOTAL".len()])
+        .max()
+        .unwrap_or(0);
+    let line = |name: &str, c: [usize; 3]| {
+        format!(
+            "{name:<width$}  {:>5}  {:>7}  {:>4}  {:>5}\n",
+            c[0],
+            c[1],
+            c[2],
+            c[0] + c[1] + c[2]
+        )
+    };
+    let mut out = format!(
+        "{:<width$}  {:>5}  {:>7}  {:>4}  {:>5}\n",
+        "RULE", "ERROR", "WARNING", "INFO", "TOTAL"
+    );
+    let mut total = [0; 3];
+    for (rule, c) in &rows {
+        out.push_str(&line(rule, *c));
+        for i in 0..3 {
+            total[i] += c[i];
+        }
+    }
+    out.push_str(&line("TOTAL", total));
+    if !shown.quiet {
+        out.push_str(&summary_text(report));
+    }
     out
 }
 
@@ -244,7 +390,11 @@ thread_local! {
     static SOURCE_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// The closing lines: counts, then each skipped file with its reason, then notes.
+/// Skipped files the summary names; the others are counted.
+const SKIPPED_LINES: usize = 10;
+
+/// The closing lines: counts, then each skipped file with its reason (the first
+/// [`SKIPPED_LINES`]), then notes.
 pub fn summary_text(report: &Report) -> String {
     let s = &report.summary;
     let mut out = format!(
@@ -264,11 +414,18 @@ pub fn summary_text(report: &Report) -> String {
         out.push_str(&format!("; {} file(s) skipped", s.skipped));
     }
     out.push('\n');
-    for (id, reason) in &report.skipped {
+    for (id, reason) in report.skipped.iter().take(SKIPPED_LINES) {
         out.push_str(&format!(
             "  skipped {}: {}\n",
             escape::line(&report.sources[*id].name),
             escape::text(&reason.to_string())
+        ));
+    }
+    if let Some(more) = report.skipped.len().checked_sub(SKIPPED_LINES)
+        && more > 0
+    {
+        out.push_str(&format!(
+            "  and {more} more file(s) skipped (`--format json` lists them all)\n"
         ));
     }
     for note in &report.notes {
@@ -296,6 +453,7 @@ mod tests {
         let quoted = report.findings.len() + related;
         assert!(quoted >= 400, "{quoted} findings and notes");
         let texts = Texts::load(&report);
+        super::super::LINE_INDEXES.with(|c| c.set(0));
         SOURCE_BYTES.with(|c| c.set(0));
         let out = render(
             &report,
@@ -306,7 +464,13 @@ mod tests {
             },
         );
         let bytes = SOURCE_BYTES.with(|c| c.get());
-        assert_eq!(out.matches("missing-resource-requests").count(), 400);
+        assert_eq!(
+            out.matches("warning[missing-resource-requests]: ").count(),
+            400
+        );
+        // The source was indexed when loaded: drawing its findings and notes builds no
+        // line index again, whatever their number.
+        assert_eq!(super::super::LINE_INDEXES.with(|c| c.get()), 0);
         // A snippet is the span's lines and one line either side: well under 1 KiB here.
         assert!(
             bytes <= quoted * 1024,

@@ -2,9 +2,38 @@
 //! `$GITHUB_STEP_SUMMARY` and pull-request comments. Cell text is escaped so a `|` in a
 //! message cannot break the table and a newline cannot end the row; any other control
 //! character is written as `\u{1b}` (see [`super::escape`]).
+//!
+//! Errors come first, then warnings, then infos, so what to fix first tops the table; and
+//! the report stays below the 1 MiB GitHub keeps of a step summary: rows that do not fit
+//! are counted in a closing line that says where the full report is.
 
-use super::{Report, Texts, escape};
-use crate::diagnostic::Severity;
+use super::{Report, Shown, Texts, escape};
+use crate::diagnostic::{Finding, Severity};
+
+/// GitHub keeps 1 MiB of a job's step summary; a report is cut short of it, leaving room
+/// for the closing lines.
+pub const LIMIT: usize = 1024 * 1024 - 16 * 1024;
+
+/// Bytes left under [`LIMIT`].
+pub struct Budget {
+    used: usize,
+    limit: usize,
+}
+
+impl Budget {
+    pub fn new(used: usize) -> Self {
+        Budget { used, limit: LIMIT }
+    }
+
+    /// Spends `n` bytes if they fit.
+    pub fn take(&mut self, n: usize) -> bool {
+        if self.used.saturating_add(n) > self.limit {
+            return false;
+        }
+        self.used += n;
+        true
+    }
+}
 
 /// Escapes text for a GitHub-flavoured Markdown table cell.
 pub fn cell(s: &str) -> String {
@@ -38,7 +67,19 @@ fn badge(s: Severity) -> &'static str {
     }
 }
 
-pub fn render(report: &Report, texts: &Texts) -> String {
+/// Renders the report; `full` names where the whole report is (another output of the
+/// run), for the line that says what was left out.
+pub fn render(report: &Report, texts: &Texts, shown: Shown, full: Option<&str>) -> String {
+    render_within(report, texts, shown, full, LIMIT)
+}
+
+fn render_within(
+    report: &Report,
+    texts: &Texts,
+    shown: Shown,
+    full: Option<&str>,
+    limit: usize,
+) -> String {
     let s = &report.summary;
     let mut out = String::from("## karplint\n\n");
     out.push_str(&format!(
@@ -52,46 +93,85 @@ pub fn render(report: &Report, texts: &Texts) -> String {
         out.push_str(&format!("; {} file(s) skipped", s.skipped));
     }
     out.push_str("\n\n");
-    if report.findings.is_empty() {
+    let mut findings: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| shown.includes(f))
+        .collect();
+    // Most severe first; the sort is stable, so each severity keeps the report's order.
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    if findings.is_empty() {
         out.push_str("No findings.\n");
     } else {
         out.push_str("| Severity | Rule | Location | Object | Message | Fix |\n");
         out.push_str("|---|---|---|---|---|---|\n");
-        for f in &report.findings {
-            let p = texts.position(f.source, f.span);
-            let location = format!("{}:{}:{}", report.sources[f.source].name, p.line, p.column);
-            let object = f
-                .object
-                .as_ref()
-                .map(|o| cell(&o.to_string()))
-                .unwrap_or_default();
-            let mut message = cell(&f.message);
-            for r in &f.related {
-                let rp = texts.position(r.source, r.span);
-                message.push_str(&format!(
-                    "<br>note: {} {}",
-                    code(&format!(
-                        "{}:{}:{}",
-                        report.sources[r.source].name, rp.line, rp.column
-                    )),
-                    cell(&r.message)
-                ));
+        let mut budget = Budget {
+            used: out.len(),
+            limit,
+        };
+        for (i, f) in findings.iter().enumerate() {
+            let row = row(report, texts, f);
+            if !budget.take(row.len()) {
+                out.push_str(&left_out(&findings[i..], findings.len(), full));
+                break;
             }
-            out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} |\n",
-                badge(f.severity),
-                code(f.rule),
-                code(&location),
-                object,
-                message,
-                cell(&f.help),
-            ));
+            out.push_str(&row);
         }
     }
-    for note in &report.notes {
-        out.push_str(&format!("\n> note: {}\n", cell(&note.message)));
+    if !shown.quiet {
+        for note in &report.notes {
+            out.push_str(&format!("\n> note: {}\n", cell(&note.message)));
+        }
     }
     out
+}
+
+/// One table row.
+fn row(report: &Report, texts: &Texts, f: &Finding) -> String {
+    let p = texts.position(f.source, f.span);
+    let location = format!("{}:{}:{}", report.sources[f.source].name, p.line, p.column);
+    let object = f
+        .object
+        .as_ref()
+        .map(|o| cell(&o.to_string()))
+        .unwrap_or_default();
+    let mut message = cell(&f.message);
+    for r in &f.related {
+        let rp = texts.position(r.source, r.span);
+        message.push_str(&format!(
+            "<br>note: {} {}",
+            code(&format!(
+                "{}:{}:{}",
+                report.sources[r.source].name, rp.line, rp.column
+            )),
+            cell(&r.message)
+        ));
+    }
+    format!(
+        "| {} | {} | {} | {} | {} | {} |\n",
+        badge(f.severity),
+        code(f.rule),
+        code(&location),
+        object,
+        message,
+        cell(&f.help),
+    )
+}
+
+/// The line after a table cut short: what was left out, and where all of it is.
+fn left_out(rest: &[&Finding], total: usize, full: Option<&str>) -> String {
+    let count = |s: Severity| rest.iter().filter(|f| f.severity == s).count();
+    let whole = match full {
+        Some(file) => format!("the full report is in {}", code(file)),
+        None => "run `karplint --format json` for all of them".to_string(),
+    };
+    format!(
+        "\n**{} of {total} findings shown**: {} more error(s), {} warning(s), {} info(s) left out to stay under GitHub's 1 MiB step summary limit; {whole}\n",
+        total - rest.len(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info),
+    )
 }
 
 #[cfg(test)]
@@ -104,5 +184,31 @@ mod tests {
         assert_eq!(code("x|y`"), "`x\\|y'`");
         assert_eq!(cell("a\u{1b}[2J\rb"), "a\\u{1b}[2Jb");
         assert_eq!(code("a\u{7}"), "`a\\u{7}`");
+    }
+
+    /// A table over the limit is cut between rows, errors kept first, and says what it
+    /// left out and where the rest is.
+    #[test]
+    fn tables_are_capped_with_a_closing_line() {
+        let mut text = String::new();
+        for i in 0..60 {
+            text.push_str(&format!(
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{i}\n  namespace: team\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx\n"
+            ));
+        }
+        let report = crate::engine::lint_str(&text).expect("lints");
+        let texts = Texts::load_with(&report, false);
+        let whole = render_within(&report, &texts, Shown::default(), None, usize::MAX);
+        let limit = whole.len() / 2;
+        let cut = render_within(&report, &texts, Shown::default(), Some("k.json"), limit);
+        assert!(cut.len() < limit + 1024, "{} bytes over {limit}", cut.len());
+        let rows = cut.lines().filter(|l| l.starts_with("| 🟡")).count();
+        let all = report.findings.len();
+        assert!(rows > 0 && rows < all, "{rows} of {all}");
+        assert!(
+            cut.contains(&format!("**{rows} of {all} findings shown**")),
+            "{cut}"
+        );
+        assert!(cut.contains("the full report is in `k.json`"), "{cut}");
     }
 }

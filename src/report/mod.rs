@@ -129,6 +129,21 @@ pub struct Report {
     pub notes: Vec<Note>,
 }
 
+/// Which findings a text report lists: all of them, or with `--quiet` only those at or
+/// above `--fail-on` (none when it is `never`), without the summary and notes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown {
+    pub quiet: bool,
+    /// With `quiet`: the least severity listed.
+    pub at_least: Option<Severity>,
+}
+
+impl Shown {
+    pub fn includes(&self, f: &Finding) -> bool {
+        !self.quiet || self.at_least.is_some_and(|t| f.severity >= t)
+    }
+}
+
 /// A note on the run, with a kind scripts can match on.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Note {
@@ -274,6 +289,8 @@ pub(crate) struct LineIndex {
 
 impl LineIndex {
     pub(crate) fn new(text: &str) -> Self {
+        #[cfg(test)]
+        LINE_INDEXES.with(|c| c.set(c.get() + 1));
         LineIndex {
             starts: crate::parse::line_starts(text.as_bytes()).collect(),
         }
@@ -332,6 +349,12 @@ impl LineIndex {
             end_column,
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Line indexes built on this thread, for the tests on counted work.
+    pub(crate) static LINE_INDEXES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Writes a JSON report pretty-printed, with a final newline, as it is serialised: a large

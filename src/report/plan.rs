@@ -1,18 +1,29 @@
 //! `karplint plan`: one row per workload with its replicas, effective requests and where
 //! Karpenter would put it (NodePool, how many instance types fit, the smallest), or why it
-//! would stay Pending. A view of the simulator's verdicts, in text or JSON.
+//! would stay Pending. A view of the simulator's verdicts, as a table (human), one line
+//! per workload (concise), a Markdown table or JSON (`{"version": 1, "workloads": [...]}`).
+//! Names and reasons come from the manifests: every text format escapes their control
+//! characters (see [`super::escape`]).
 
-use super::escape;
+use super::{LineIndex, Source, escape, markdown};
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
 use crate::karpenter::scheduler::{self, PendingWorkload, PodOutcome};
 use crate::karpenter::sim::{NO_NODEPOOL_LEFT, PoolFailure, Simulator, Verdict};
-use crate::model::Object;
+use crate::model::{Object, SourceId, Span};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanRow {
     pub object: ObjectRef,
+    /// Where the workload is written: its name (set by [`locate`]).
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    #[serde(skip)]
+    pub source: SourceId,
+    #[serde(skip)]
+    pub span: Span,
     pub replicas: i64,
     pub cpu: String,
     pub memory: String,
@@ -62,6 +73,11 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
     let req = crate::karpenter::pod::requests(o, spec).total;
     let mut row = PlanRow {
         object: ObjectRef::of(o),
+        file: String::new(),
+        line: 0,
+        column: 0,
+        source: o.source,
+        span: o.name_span(),
         replicas: w.replica_count(),
         cpu: req
             .get("cpu")
@@ -176,10 +192,85 @@ fn refusals(sim: &Simulator, failures: &[PoolFailure]) -> Vec<PoolRefusal> {
         .collect()
 }
 
+/// Fills in each row's file, line and column: every source with a row is read and indexed
+/// once.
+pub fn locate(rows: &mut [PlanRow], sources: &[Source]) {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&i| rows[i].source);
+    let mut loaded: Option<(SourceId, String, LineIndex)> = None;
+    for i in order {
+        let row = &mut rows[i];
+        let Some(source) = sources.get(row.source) else {
+            continue;
+        };
+        if loaded.as_ref().is_none_or(|(id, _, _)| *id != row.source) {
+            let text = source.reread();
+            let index = LineIndex::new(&text);
+            loaded = Some((row.source, text, index));
+        }
+        if let Some((_, text, index)) = &loaded {
+            let span = super::widen(text, row.span);
+            (row.line, row.column) = index.line_col(text, span.offset);
+        }
+        row.file = source.name.clone();
+    }
+}
+
+/// Whether the row's workload would stay Pending: no NodePool takes its pod (`pending`), or
+/// Karpenter ignores the pod for a selector it refuses (`ignored`).
+pub fn stays_pending(row: &PlanRow) -> bool {
+    matches!(row.outcome, "pending" | "ignored")
+}
+
+/// `file:line` of a row, escaped for one line.
+fn location(r: &PlanRow) -> String {
+    escape::line(&format!("{}:{}", r.file, r.line)).into_owned()
+}
+
+fn workload(r: &PlanRow) -> String {
+    let ns = r
+        .object
+        .namespace
+        .as_deref()
+        .map(|n| format!("{n}/"))
+        .unwrap_or_default();
+    let role = r
+        .object
+        .role
+        .as_deref()
+        .map(|role| format!(" ({role})"))
+        .unwrap_or_default();
+    format!("{} {ns}{}{role}", r.object.kind, r.object.name)
+}
+
+/// The last column: the smallest type, or why the pod is not placed.
+fn smallest_or_reason(r: &PlanRow) -> String {
+    r.smallest_type
+        .clone()
+        .or_else(|| r.reason.clone())
+        .unwrap_or_default()
+}
+
+fn nodepool(r: &PlanRow) -> String {
+    r.nodepool
+        .clone()
+        .unwrap_or_else(|| format!("({})", r.outcome))
+}
+
+fn types(r: &PlanRow) -> String {
+    if r.outcome == "schedules" {
+        r.fitting_types.to_string()
+    } else {
+        "-".into()
+    }
+}
+
 /// The plan as an aligned text table.
 pub fn render_table(rows: &[PlanRow]) -> String {
-    let mut table: Vec<[String; 6]> = vec![[
+    const COLUMNS: usize = 7;
+    let mut table: Vec<[String; COLUMNS]> = vec![[
         "WORKLOAD".into(),
+        "LOCATION".into(),
         "REPLICAS".into(),
         "REQUESTS".into(),
         "NODEPOOL".into(),
@@ -187,34 +278,20 @@ pub fn render_table(rows: &[PlanRow]) -> String {
         "SMALLEST / REASON".into(),
     ]];
     for r in rows {
-        let ns = r
-            .object
-            .namespace
-            .as_deref()
-            .map(|n| format!("{n}/"))
-            .unwrap_or_default();
         let row = [
-            format!("{} {ns}{}", r.object.kind, r.object.name),
+            workload(r),
+            format!("{}:{}", r.file, r.line),
             r.replicas.to_string(),
             format!("{} / {}", r.cpu, r.memory),
-            r.nodepool
-                .clone()
-                .unwrap_or_else(|| format!("({})", r.outcome)),
-            if r.outcome == "schedules" {
-                r.fitting_types.to_string()
-            } else {
-                "-".into()
-            },
-            r.smallest_type
-                .clone()
-                .or_else(|| r.reason.clone())
-                .unwrap_or_default(),
+            nodepool(r),
+            types(r),
+            smallest_or_reason(r),
         ];
         // Names and reasons come from the manifests: no control character reaches the
         // terminal, and none breaks the row (see `super::escape`).
         table.push(row.map(|cell| escape::line(&cell).into_owned()));
     }
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..COLUMNS - 1)
         .map(|i| {
             table
                 .iter()
@@ -226,16 +303,115 @@ pub fn render_table(rows: &[PlanRow]) -> String {
     let mut out = String::new();
     for row in &table {
         for (i, cell) in row.iter().enumerate() {
-            if i < 5 {
-                out.push_str(&format!("{cell:<w$}  ", w = widths[i]));
-            } else {
-                out.push_str(cell);
+            match widths.get(i) {
+                Some(w) => out.push_str(&format!("{cell:<w$}  ")),
+                None => out.push_str(cell),
             }
         }
         out.push('\n');
     }
     if rows.is_empty() {
-        out.push_str("(no workloads, or no NodePool found: pass the directory that holds your NodePools with --context)\n");
+        out.push_str(NOTHING_PLANNED);
+        out.push('\n');
     }
     out
+}
+
+const NOTHING_PLANNED: &str = "(no workloads, or no NodePool found: pass the directory that holds your NodePools with --context)";
+
+/// The closing line of the table: how many workloads land, and how many stay Pending.
+pub fn summary_line(rows: &[PlanRow]) -> String {
+    let count = |outcome: &str| rows.iter().filter(|r| r.outcome == outcome).count();
+    format!(
+        "karplint plan: {} workload(s): {} schedule, {} pending, {} ignored, {} not provisioned by Karpenter\n",
+        rows.len(),
+        count("schedules"),
+        count("pending"),
+        count("ignored"),
+        count("not-provisioned")
+    )
+}
+
+/// One line per workload: `path:line:col: outcome: workload: NodePool or reason`.
+pub fn render_concise(rows: &[PlanRow]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let place = match &r.nodepool {
+            Some(pool) => format!(
+                "NodePool \"{pool}\", {} type(s), smallest {}",
+                r.fitting_types,
+                r.smallest_type.as_deref().unwrap_or("-")
+            ),
+            None => r.reason.clone().unwrap_or_default(),
+        };
+        out.push_str(&format!(
+            "{}:{}:{}: {}: {}: {}\n",
+            escape::line(&r.file),
+            r.line,
+            r.column,
+            r.outcome,
+            escape::line(&workload(r)),
+            escape::line(&place)
+        ));
+    }
+    out
+}
+
+/// The plan as a Markdown table, capped below GitHub's step-summary limit like the lint's.
+pub fn render_markdown(rows: &[PlanRow]) -> String {
+    let pending = rows.iter().filter(|r| stays_pending(r)).count();
+    let mut out = format!(
+        "## karplint plan\n\n**{} workload(s), {pending} would stay Pending**\n\n",
+        rows.len()
+    );
+    if rows.is_empty() {
+        out.push_str(NOTHING_PLANNED);
+        out.push('\n');
+        return out;
+    }
+    out.push_str(
+        "| Workload | Location | Replicas | Requests | NodePool | Types | Smallest / reason |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|\n");
+    let mut budget = markdown::Budget::new(out.len());
+    for (i, r) in rows.iter().enumerate() {
+        let line = format!(
+            "| {} | `{}` | {} | {} | {} | {} | {} |\n",
+            markdown::cell(&workload(r)),
+            location(r).replace('`', "'").replace('|', "\\|"),
+            r.replicas,
+            markdown::cell(&format!("{} / {}", r.cpu, r.memory)),
+            markdown::cell(&nodepool(r)),
+            types(r),
+            markdown::cell(&smallest_or_reason(r)),
+        );
+        if !budget.take(line.len()) {
+            out.push_str(&format!(
+                "\n{} of {} workloads shown (GitHub keeps 1 MiB of a step summary); run `karplint plan --format json` for all of them\n",
+                i,
+                rows.len()
+            ));
+            return out;
+        }
+        out.push_str(&line);
+    }
+    out
+}
+
+/// The plan as JSON: `{"version": 1, "workloads": [...]}`.
+#[derive(Serialize)]
+pub struct PlanJson<'a> {
+    pub version: u32,
+    pub workloads: &'a [PlanRow],
+}
+
+/// Writes the plan's JSON to `w` as it is serialised.
+pub fn write_json(rows: &[PlanRow], w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    super::write_json(
+        &PlanJson {
+            version: 1,
+            workloads: rows,
+        },
+        w,
+    )
 }

@@ -3,7 +3,7 @@
 //! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
 
 use super::{Context, Rule};
-use crate::diagnostic::Finding;
+use crate::diagnostic::{Finding, Related};
 use crate::facts::Workloads;
 use crate::facts::{Scheduling, WorkloadFacts};
 use crate::model::karpenter::KarpenterApi;
@@ -77,17 +77,22 @@ impl Rule for MissingCsiStartupTaint {
                 _ => (META.finding(pool.obj, span, message).label(label), &workloads[..]),
             };
             f = f.help(help);
-            for w in others.iter().take(5) {
-                f = f.related(
-                    *w,
-                    w.name_span,
-                    format!(
-                        "{} \"{}\" mounts EBS volumes and lands here",
-                        w.kind_name(),
-                        w.name()
-                    ),
-                );
-            }
+            f = f.related_capped(
+                others,
+                5,
+                |w| {
+                    Related::on(
+                        *w,
+                        w.name_span,
+                        format!(
+                            "{} \"{}\" mounts EBS volumes and lands here",
+                            w.kind_name(),
+                            w.name()
+                        ),
+                    )
+                },
+                |n| format!("and {n} more workload(s) that mount EBS volumes land here"),
+            );
             out.push(f);
         }
     }

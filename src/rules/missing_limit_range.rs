@@ -2,7 +2,7 @@
 //! LimitRange to default them.
 
 use super::{Context, Rule};
-use crate::diagnostic::Finding;
+use crate::diagnostic::{Finding, Related};
 use crate::facts::WorkloadFacts;
 use crate::facts::Workloads;
 use crate::model::Kind;
@@ -43,38 +43,16 @@ impl Rule for MissingLimitRange {
                 .find(|n| n.name() == ns && !n.context);
             let finding = match namespace_obj {
                 Some(nso) => {
-                    let mut f = META
-                        .finding(nso, nso.name_span(), message)
-                        .label("no LimitRange in this namespace");
-                    for (w, _) in workloads.iter().take(5) {
-                        f = f.related(
-                            *w,
-                            w.name_span,
-                            format!(
-                                "{} \"{}\" has containers without requests",
-                                w.kind_name(),
-                                w.name()
-                            ),
-                        );
-                    }
-                    f
+                    META.finding(nso, nso.name_span(), message)
+                        .label("no LimitRange in this namespace")
+                        .related_capped(&workloads, 5, without_requests, more_workloads)
                 }
                 None => {
                     let (first, _) = workloads[0];
                     let mut f = META
                         .finding(first, first.name_span, message)
                         .label(format!("first workload in \"{ns}\" without requests"));
-                    for (w, _) in workloads.iter().skip(1).take(4) {
-                        f = f.related(
-                            *w,
-                            w.name_span,
-                            format!(
-                                "{} \"{}\" has containers without requests",
-                                w.kind_name(),
-                                w.name()
-                            ),
-                        );
-                    }
+                    f = f.related_capped(&workloads[1..], 4, without_requests, more_workloads);
                     // The namespace's finding, not the first file's: suppressed in that
                     // file, it stands on the next workload.
                     for (w, _) in workloads.iter().skip(1) {
@@ -90,4 +68,22 @@ impl Rule for MissingLimitRange {
             out.push(finding.help(help));
         }
     }
+}
+
+/// The note on one workload of the namespace.
+fn without_requests((w, _): &(&WorkloadFacts, usize)) -> Related {
+    Related::on(
+        *w,
+        w.name_span,
+        format!(
+            "{} \"{}\" has containers without requests",
+            w.kind_name(),
+            w.name()
+        ),
+    )
+}
+
+/// The note after the workloads named.
+fn more_workloads(n: usize) -> String {
+    format!("and {n} more workload(s) without requests")
 }

@@ -4,7 +4,7 @@
 //! NodePools the pod does not tolerate counted under the default `nodeTaintsPolicy`.
 
 use super::{Context, Findings, Placed, Rule};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Finding, Related, Severity};
 use crate::karpenter::requirements::normalize_key;
 use crate::karpenter::topology::{self, Reach};
 use crate::model::Object;
@@ -85,7 +85,7 @@ impl Spread<'_, '_, '_> {
     /// No NodePool or node has a value for the key: the pods never schedule.
     fn key_without_values(&self) -> Finding {
         let (obj, key, karpenter, sim) = (self.obj, self.key, &self.karpenter, self.sim);
-        let mut f = META.finding(obj,
+        let f = META.finding(obj,
             obj.span(&self.c.topology_key),
             format!("{karpenter}: no NodePool or node has a value for this key"),
         )
@@ -98,14 +98,19 @@ impl Spread<'_, '_, '_> {
         } else {
             self.reach.compatible.clone()
         };
-        for p in pools.iter().take(3).map(|&i| &sim.pools[i]) {
-            f = f.related(
-                p.obj,
-                p.name_span(),
-                format!("NodePool \"{}\" does not define \"{key}\"", p.name),
-            );
-        }
-        f
+        f.related_capped(
+            &pools,
+            3,
+            |&i| {
+                let p = &sim.pools[i];
+                Related::on(
+                    p.obj,
+                    p.name_span(),
+                    format!("NodePool \"{}\" does not define \"{key}\"", p.name),
+                )
+            },
+            |n| format!("and {n} more NodePool(s) do not define \"{key}\""),
+        )
     }
 
     /// Fewer domains than the replicas need at `maxSkew`: too few for `minDomains`, or

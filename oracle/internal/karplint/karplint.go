@@ -67,7 +67,8 @@ func (b Binary) run(ctx context.Context, args ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	// `plan` exits 1 when it has findings; only a missing or unparsable stdout is an error.
+	// `plan` exits 1 when a workload stays Pending; only a missing or unparsable stdout is an
+	// error.
 	if err != nil && stdout.Len() == 0 {
 		return nil, fmt.Errorf("karplint %s: %w: %s", strings.Join(args, " "), err, firstLine(stderr.String()))
 	}
@@ -103,13 +104,37 @@ func firstLine(s string) string {
 	return s
 }
 
-// ParsePlan parses plan JSON.
+// PlanVersion is the version of `plan --format json` this package reads.
+const PlanVersion = 1
+
+// Plan is the output of `karplint plan --format json`: `{"version": 1, "workloads": [...]}`.
+type Plan struct {
+	Version   int   `json:"version"`
+	Workloads []Row `json:"workloads"`
+}
+
+// ParsePlan parses plan JSON: the versioned object, or a bare array of rows (the
+// unversioned form).
 func ParsePlan(b []byte) ([]Row, error) {
-	var rows []Row
-	if err := json.Unmarshal(b, &rows); err != nil {
+	trimmed := bytes.TrimSpace(b)
+	if bytes.HasPrefix(trimmed, []byte("[")) {
+		var rows []Row
+		if err := json.Unmarshal(trimmed, &rows); err != nil {
+			return nil, fmt.Errorf("karplint plan json: %w", err)
+		}
+		return rows, nil
+	}
+	var plan Plan
+	if err := json.Unmarshal(trimmed, &plan); err != nil {
 		return nil, fmt.Errorf("karplint plan json: %w", err)
 	}
-	return rows, nil
+	if plan.Version != PlanVersion {
+		return nil, fmt.Errorf("karplint plan json: version %d, want %d", plan.Version, PlanVersion)
+	}
+	if plan.Workloads == nil {
+		return nil, fmt.Errorf("karplint plan json: no \"workloads\" array")
+	}
+	return plan.Workloads, nil
 }
 
 // Pods expands the Deployment rows into one verdict per replica, named like the oracle

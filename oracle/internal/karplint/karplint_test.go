@@ -6,7 +6,7 @@ import (
 	"github.com/karplint/karplint/oracle/internal/verdict"
 )
 
-const plan = `[
+const plan = `{"version": 1, "workloads": [
  {"object": {"kind": "DaemonSet", "name": "logs", "namespace": "kube-system"}, "replicas": 1,
   "outcome": "not-provisioned", "nodepool": null, "reason": "DaemonSet or nodeName: Karpenter does not provision for it"},
  {"object": {"kind": "Deployment", "name": "web"}, "replicas": 2, "outcome": "pending", "nodepool": null,
@@ -20,7 +20,7 @@ const plan = `[
   "outcome": "not-provisioned", "nodepool": null, "reason": "requires karpenter.sh/nodepool DoesNotExist"},
  {"object": {"kind": "Deployment", "name": "old", "namespace": "default"}, "replicas": 1,
   "outcome": "pending", "nodepool": null, "reason": "NodePool \"a\": all available instance types exceed limits for nodepool (NodePool=a)"}
-]`
+]}`
 
 func TestPodsExpandsReplicas(t *testing.T) {
 	rows, err := ParsePlan([]byte(plan))
@@ -59,7 +59,27 @@ func TestPodsExpandsReplicas(t *testing.T) {
 }
 
 func TestParsePlanRejectsGarbage(t *testing.T) {
-	if _, err := ParsePlan([]byte("error: no such file")); err == nil {
-		t.Error("garbage accepted")
+	for _, b := range []string{
+		"error: no such file",
+		`{"version": 2, "workloads": []}`,
+		`{"version": 1}`,
+	} {
+		if _, err := ParsePlan([]byte(b)); err == nil {
+			t.Errorf("%s: accepted", b)
+		}
+	}
+}
+
+func TestParsePlanReadsTheVersionedObjectAndTheOldArray(t *testing.T) {
+	row := `{"object": {"kind": "Deployment", "name": "web"}, "file": "w.yaml", "line": 4, "column": 9,
+	  "replicas": 1, "outcome": "schedules", "nodepool": "a", "reason": null}`
+	for _, b := range []string{`{"version": 1, "workloads": [` + row + `]}`, "\n [" + row + "]"} {
+		rows, err := ParsePlan([]byte(b))
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if len(rows) != 1 || rows[0].Object.Name != "web" || rows[0].Outcome != "schedules" {
+			t.Errorf("%s: %+v", b, rows)
+		}
 	}
 }
