@@ -582,3 +582,127 @@ fn hidden_directories_are_counted_named_and_linted_with_hidden() {
     );
     assert!(s.contains("and 4 more); use --hidden"), "{s}");
 }
+
+// --- issue #17 item 7: excludes apply to files named on the command line ---------------------
+
+/// The notes of a JSON report as (kind, message).
+fn notes(r: &Run) -> Vec<(String, String)> {
+    (r.json["notes"].as_array().map_or(&[][..], |v| v))
+        .iter()
+        .map(|n| {
+            let s = |k: &str| n[k].as_str().unwrap_or_default().to_string();
+            (s("kind"), s("message"))
+        })
+        .collect()
+}
+
+#[test]
+fn excludes_apply_to_named_files_unless_no_force_exclude() {
+    let dir = tree();
+    let vendor = dir.path().join("vendor");
+    std::fs::create_dir(&vendor).expect("mkdir");
+    std::fs::write(vendor.join("x.yaml"), GOOD).expect("write");
+    // As a pre-commit hook calls it: the changed files, one by one.
+    let r = run(
+        dir.path(),
+        &["--exclude", "vendor", "app.yaml", "vendor/x.yaml"],
+    );
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    assert!(
+        r.of("missing-resource-requests", "vendor/x.yaml")
+            .is_empty()
+    );
+    let said = notes(&r);
+    assert!(
+        said.iter().any(|(k, m)| k == "skipped"
+            && m.contains("vendor/x.yaml")
+            && m.contains("--no-force-exclude")),
+        "{said:?}"
+    );
+    // The config's excludes too.
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "exclude: [\"vendor/**\"]\n",
+    )
+    .expect("write");
+    let mut c = karplint(dir.path());
+    c.args(["--format", "json", "--fail-on", "never", "vendor/x.yaml"]);
+    let r = json_run(c);
+    assert_eq!(r.files(), 0, "{:#}", r.json);
+    // --no-force-exclude lints what is named.
+    let r = run(
+        dir.path(),
+        &["--exclude", "vendor", "--no-force-exclude", "vendor/x.yaml"],
+    );
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    assert_eq!(r.of("missing-resource-requests", "vendor/x.yaml").len(), 1);
+}
+
+#[test]
+fn globs_that_match_nothing_are_noted() {
+    let dir = tree();
+    std::fs::create_dir(dir.path().join("vendor")).expect("mkdir");
+    std::fs::write(dir.path().join("vendor/x.yaml"), GOOD).expect("write");
+    let r = run(
+        dir.path(),
+        &[
+            "--exclude",
+            "vendor",
+            "--exclude",
+            "vednor",
+            "--include",
+            "*.yml",
+            "--include",
+            "*.yaml",
+            ".",
+        ],
+    );
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    let said: Vec<String> = (notes(&r).into_iter())
+        .filter(|(k, _)| k == "config")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(
+        said,
+        ["globs matched no path: include `*.yml`, exclude `vednor`"],
+        "{:#}",
+        r.json
+    );
+    // Every glob matched: no note.
+    let r = run(dir.path(), &["--exclude", "vendor", "."]);
+    assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
+    // Files named one by one meet few globs: no note then.
+    let r = run(dir.path(), &["--exclude", "vednor", "app.yaml"]);
+    assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
+}
+
+// --- issue #17 item 8: "did you mean" for rule ids and enum values -----------------------------
+
+#[test]
+fn misspelt_rule_ids_and_values_get_did_you_mean() {
+    let dir = tree();
+    let stderr = |c: &mut Command| {
+        let out = c.output().expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = stderr(karplint(dir.path()).args(["explain", "untolerated-taints"]));
+    assert!(e.contains("did you mean `untolerated-taint`?"), "{e}");
+    let e = stderr(karplint(dir.path()).args(["--rule", "missing-limit-ranges=off", "."]));
+    assert!(e.contains("did you mean `missing-limit-range`?"), "{e}");
+    let e = stderr(karplint(dir.path()).args(["--rule", "missing-limit-range=warn", "."]));
+    assert!(e.contains("did you mean `warning`?"), "{e}");
+    for (config, want) in [
+        ("failOn: warn\n", "did you mean `warning`?"),
+        ("rules:\n  parse-error: eror\n", "did you mean `error`?"),
+        ("kustomize: allways\n", "did you mean `always`?"),
+        (
+            "cluster:\n  nodeGroups:\n    - {name: a, instanceType: m5.large, taints: [{key: k, effect: NoSchedul}]}\n",
+            "did you mean `NoSchedule`?",
+        ),
+    ] {
+        std::fs::write(dir.path().join(".karplint.yaml"), config).expect("write");
+        let e = stderr(karplint(dir.path()).arg("."));
+        assert!(e.contains(want), "{config}: {e}");
+    }
+}
