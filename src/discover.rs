@@ -165,6 +165,10 @@ impl Globs {
         true
     }
 
+    fn all_matched(&self) -> bool {
+        self.hit.iter().all(|h| h.load(Ordering::Relaxed))
+    }
+
     fn unmatched(&self) -> Vec<String> {
         (self.written.iter().zip(self.hit.iter()))
             .filter(|(_, hit)| !hit.load(Ordering::Relaxed))
@@ -324,10 +328,15 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
     let hidden = Arc::new(Mutex::new(Vec::new()));
     let (keep_filters, keep_hidden) = (filters.clone(), Arc::clone(&hidden));
     builder.filter_entry(move |e| keep(e, &keep_filters, options.hidden, &keep_hidden));
+    // The directories entered, when ignore files may hide paths the excludes name.
+    let mut entered = Vec::new();
     for entry in builder.build() {
         match entry {
             Ok(e) => {
                 if !e.file_type().is_some_and(|t| t.is_file()) {
+                    if ignore_files && e.file_type().is_some_and(|t| t.is_dir()) {
+                        entered.push(e.into_path());
+                    }
                     continue;
                 }
                 let path = e.path();
@@ -341,11 +350,35 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
             Err(e) => out.errors.push(walk_error(root, e)),
         }
     }
+    if ignore_files {
+        note_excludes_of_ignored(&entered, filters);
+    }
     // The builder still holds the filter's handle: take the list out of the shared one.
     let mut noted = hidden
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     out.hidden.append(&mut noted);
+}
+
+/// The walk never shows an exclude glob what the ignore files ignore (`node_modules/` in
+/// both `.gitignore` and `exclude:`): such a glob still matches a path of the tree, and is
+/// no typo to note. When an exclude glob has matched nothing, the entries of the
+/// directories entered are tried on it (one listing per directory, nothing descended).
+fn note_excludes_of_ignored(entered: &[PathBuf], filters: &Filters) {
+    let Some(exclude) = &filters.exclude else {
+        return;
+    };
+    for dir in entered {
+        if exclude.all_matched() {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            exclude.matches(&entry.path());
+        }
+    }
 }
 
 /// Whether the walk takes `e`: `.git` never, an excluded directory not (nothing under it

@@ -674,6 +674,11 @@ fn globs_that_match_nothing_are_noted() {
     // Files named one by one meet few globs: no note then.
     let r = run(dir.path(), &["--exclude", "vednor", "app.yaml"]);
     assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
+    // A directory both .gitignore and an exclude glob leave out: the glob is no typo.
+    std::fs::write(dir.path().join(".gitignore"), "vendor/\n").expect("write");
+    let r = run(dir.path(), &["--exclude", "vendor", "."]);
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
 }
 
 // --- issue #17 item 8: "did you mean" for rule ids and enum values -----------------------------
