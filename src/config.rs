@@ -333,10 +333,10 @@ impl ConfigSource<'_> {
 
 /// The longest excerpt of a line an error quotes, and the longest message, in bytes.
 const MAX_EXCERPT: usize = 120;
-const MAX_MESSAGE: usize = 200;
+pub(crate) const MAX_MESSAGE: usize = 200;
 
 /// `s` cut to at most `max` bytes (on a character boundary), with `…` when cut.
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

@@ -165,6 +165,25 @@ fn config_error_never_prints_the_link_target_whole() {
     assert!(stderr.len() < 1500, "{} bytes: {stderr}", stderr.len());
 }
 
+#[test]
+fn instance_types_errors_quote_an_excerpt() {
+    let dir = tree();
+    let name = "x".repeat(3000);
+    std::fs::write(
+        dir.path().join("types.json"),
+        format!("{{\"InstanceTypes\": [{{\"InstanceType\": \"{name}\"}}]}}"),
+    )
+    .expect("write");
+    let out = karplint(dir.path())
+        .args(["--no-config", "--instance-types", "types.json", "app.yaml"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("types.json"), "{stderr}");
+    assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
+}
+
 // --- item 9: -o never overwrites an input ---------------------------------------------------
 
 #[test]

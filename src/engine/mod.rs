@@ -114,8 +114,9 @@ pub enum LintError {
 pub enum InstanceTypesError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error(transparent)]
-    Catalog(#[from] crate::karpenter::catalog::CatalogError),
+    /// The catalog's complaint, cut to a short excerpt: it may quote the file's values.
+    #[error("{0}")]
+    Catalog(String),
     #[error("over the {limit}-byte limit (--max-file-size)")]
     TooLarge { limit: u64 },
     #[error(transparent)]
@@ -242,7 +243,12 @@ fn load_catalog(path: &Path, max: u64) -> Result<Catalog, LintError> {
         .map_err(|e| err(e.into()))?
         .ok_or(err(InstanceTypesError::TooLarge { limit: max }))?;
     let text = String::from_utf8(bytes).map_err(|e| err(InstanceTypesError::NotUtf8(e)))?;
-    Catalog::from_describe_instance_types_json(&text).map_err(|e| err(e.into()))
+    Catalog::from_describe_instance_types_json(&text).map_err(|e| {
+        err(InstanceTypesError::Catalog(crate::config::shorten(
+            &e.to_string(),
+            crate::config::MAX_MESSAGE,
+        )))
+    })
 }
 
 /// The linted inputs, then the `--context` inputs not already linted; each file once,
