@@ -453,6 +453,14 @@ pub(crate) fn quoted(s: &str) -> String {
     }
 }
 
+/// `s` cut as [`quoted`] cuts it, without the quotes: for a key in a field path.
+pub(crate) fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(QUOTED_MAX) {
+        None => s.to_string(),
+        Some((end, _)) => format!("{}…", &s[..end]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

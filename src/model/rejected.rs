@@ -13,7 +13,7 @@
 //! boolean or a fraction are turned away while the document is deserialized
 //! ([`super::de::int`]) and join these in the parse stage.
 
-use super::de::{Spanned, SpannedMap, Text, quoted};
+use super::de::{Spanned, SpannedMap, Text, excerpt, quoted};
 use super::karpenter::Taint;
 use super::karpenter::{KarpenterApi, Kubelet};
 use super::workload::{NodeSelectorRequirement, PodSpec, Resources, Toleration};
@@ -161,7 +161,7 @@ impl Check<'_> {
     /// names them).
     fn map(&mut self, field: &str, m: &SpannedMap, sign: Sign) {
         for (k, v) in m.0.iter() {
-            self.value(&|| format!("{field}[{}]", k.value), v, sign);
+            self.value(&|| format!("{field}[{}]", excerpt(&k.value)), v, sign);
         }
     }
 
@@ -212,7 +212,11 @@ impl Check<'_> {
         ] {
             for (key, v) in m.0.iter() {
                 if !is_percentage(v.value.as_str()) {
-                    self.value(&|| format!("{field}.{name}[{}]", key.value), v, Sign::Any);
+                    self.value(
+                        &|| format!("{field}.{name}[{}]", excerpt(&key.value)),
+                        v,
+                        Sign::Any,
+                    );
                 }
             }
         }
