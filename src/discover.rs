@@ -9,7 +9,9 @@
 //! name them; `.git` is never walked. Symlinks are not followed unless asked. A file named
 //! on the command line is linted whatever its extension or ignore files. `-` is standard
 //! input; a named FIFO, `/dev/stdin` or a process substitution (`<(kustomize build)`) is a
-//! stream, read once. An excluded directory is not entered.
+//! stream, read once. An excluded directory is not entered, and a file named on the
+//! command line that an exclude glob matches is left out (unless `--no-force-exclude`);
+//! context paths are read even when an exclude glob matches them.
 //! The same file named twice (`.` and `./app.yaml`, or linted and also given as context) is
 //! one input: inputs are told apart by their canonical path.
 
@@ -249,11 +251,22 @@ pub fn discover(
                 path: p.display().to_string(),
                 message: e.to_string(),
             }),
+            // A context path is read even when an exclude glob matches it (`exclude:
+            // [platform]` keeps the platform team's objects out of the report, `context:
+            // [platform]` reads them as cluster facts); inside one the globs still apply.
+            Ok(m) if m.is_dir() && context && filters.excluded(p) => {
+                out.walked = true;
+                let inside = Filters {
+                    include: filters.include.clone(),
+                    exclude: None,
+                };
+                walk(p, context, walk_options, &inside, &mut out)
+            }
             Ok(m) if m.is_dir() => {
                 out.walked = true;
                 walk(p, context, walk_options, filters, &mut out)
             }
-            Ok(_) if !walk_options.no_force_exclude && filters.excluded(p) => {
+            Ok(_) if !context && !walk_options.no_force_exclude && filters.excluded(p) => {
                 out.excluded.push(p.clone())
             }
             Ok(m) if m.is_file() => out.inputs.push(Input::File {

@@ -657,6 +657,25 @@ fn excludes_apply_to_named_files_unless_no_force_exclude() {
     assert_eq!(r.of("missing-resource-requests", "vendor/x.yaml").len(), 1);
 }
 
+/// `exclude: [platform]` keeps the platform team's objects out of the report; `context:
+/// [platform]` still reads them as cluster facts, named as a directory or as files.
+#[test]
+fn an_excluded_path_named_as_context_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("platform")).expect("mkdir");
+    let pool = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: ml\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      taints:\n        - {key: dedicated, value: ml, effect: NoSchedule}\n";
+    std::fs::write(dir.path().join("platform/pool.yaml"), pool).expect("write");
+    std::fs::write(dir.path().join("app.yaml"), GOOD).expect("write");
+    for context in ["platform", "platform/pool.yaml", "./platform"] {
+        let r = run(
+            dir.path(),
+            &["--exclude", "platform", "--context", context, "."],
+        );
+        assert_eq!(r.files(), 2, "{context}: {:#}", r.json);
+        assert_eq!(r.rules("untolerated-taint"), 1, "{context}: {:#}", r.json);
+    }
+}
+
 #[test]
 fn globs_that_match_nothing_are_noted() {
     let dir = tree();
