@@ -128,6 +128,10 @@ pub struct LintArgs {
     /// Lint files that .gitignore, .ignore or .git/info/exclude ignore
     #[arg(long, global = true)]
     pub no_ignore: bool,
+    /// Lint a file named on the command line even when --exclude (or the config's
+    /// exclude) matches it
+    #[arg(long)]
+    pub no_force_exclude: bool,
     /// Instance types from `aws ec2 describe-instance-types` JSON instead of the built-in
     /// catalog
     #[arg(long, value_name = "FILE", global = true)]
@@ -217,7 +221,8 @@ pub fn run() -> i32 {
         Some(Command::Explain { rule }) => match explain(&rule) {
             Some(doc) => print_out(doc),
             None => {
-                eprintln!("karplint: unknown rule {rule:?}; `karplint rules` lists them");
+                let hint = crate::suggest::did_you_mean(&rule, &rules::known_ids());
+                eprintln!("karplint: unknown rule {rule:?}; {hint}`karplint rules` lists them");
                 2
             }
         },
@@ -582,10 +587,19 @@ pub enum UsageError {
     SeveralToStdout,
     #[error("--rule {0:?}: expected ID=LEVEL")]
     RuleSyntax(String),
-    #[error("--rule {arg:?}: unknown rule {id:?}; `karplint rules` lists them")]
-    UnknownRule { arg: String, id: String },
-    #[error("--rule {0:?}: level must be off, info, warning or error")]
-    RuleLevel(String),
+    #[error("--rule {arg:?}: unknown rule {id:?}; {hint}`karplint rules` lists them")]
+    UnknownRule {
+        arg: String,
+        id: String,
+        /// "did you mean `x`? ", or empty.
+        hint: String,
+    },
+    #[error("--rule {arg:?}: level must be off, info, warning or error{hint}")]
+    RuleLevel {
+        arg: String,
+        /// "; did you mean `x`?", or empty.
+        hint: String,
+    },
 }
 
 /// Flags over the file: the options of this run and its `--fail-on`.
@@ -604,9 +618,14 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             return Err(UsageError::UnknownRule {
                 arg: r.clone(),
                 id: id.to_string(),
+                hint: crate::suggest::did_you_mean(id, &known),
             });
         }
-        let level = Level::parse(level).ok_or_else(|| UsageError::RuleLevel(r.clone()))?;
+        let level = Level::parse(level).ok_or_else(|| UsageError::RuleLevel {
+            arg: r.clone(),
+            hint: crate::suggest::closest(level, &["off", "info", "warning", "error"])
+                .map_or_else(String::new, |l| format!("; did you mean `{l}`?")),
+        })?;
         levels.insert(id.to_string(), level);
     }
     let opts = LintOptions {
@@ -622,6 +641,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             follow: args.follow,
             hidden: args.hidden,
             no_ignore: args.no_ignore,
+            no_force_exclude: args.no_force_exclude,
         },
         max_file_size: args.max_file_size,
         rules: levels,

@@ -279,7 +279,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
                 span_of(k),
                 message,
                 "invalid mode",
-                Some("use one of auto, always, off".into()),
+                Some(one_of(&k.value, &["auto", "always", "off"])),
             )
         })?),
     };
@@ -333,10 +333,10 @@ impl ConfigSource<'_> {
 
 /// The longest excerpt of a line an error quotes, and the longest message, in bytes.
 const MAX_EXCERPT: usize = 120;
-const MAX_MESSAGE: usize = 200;
+pub(crate) const MAX_MESSAGE: usize = 200;
 
 /// `s` cut to at most `max` bytes (on a character boundary), with `…` when cut.
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
@@ -476,7 +476,7 @@ fn validate_rules(
     let mut rules = BTreeMap::new();
     for (k, v) in &raw.0 {
         if !known_rules.contains(&k.value.as_str()) {
-            let close = closest(&k.value, known_rules);
+            let close = crate::suggest::closest(&k.value, known_rules);
             return Err(src.invalid(
                 span_of(k),
                 format!("unknown rule {:?} in config", k.value),
@@ -492,7 +492,10 @@ fn validate_rules(
                 (v.offset as usize, v.len as usize),
                 format!("invalid level {:?} for rule {}", v.value.as_str(), k.value),
                 "invalid level",
-                Some("use one of off, info, warning, error".into()),
+                Some(one_of(
+                    v.value.as_str(),
+                    &["off", "info", "warning", "error"],
+                )),
             ));
         };
         rules.insert(k.value.to_string(), level);
@@ -512,7 +515,7 @@ fn validate_fail_on(
                 span_of(f),
                 format!("invalid failOn {:?}", f.value),
                 "invalid level",
-                Some("use one of error, warning, info, never".into()),
+                Some(one_of(&f.value, &["error", "warning", "info", "never"])),
             )
         })?)),
     }
@@ -531,7 +534,7 @@ fn validate_cluster(
     let known = crate::karpenter::cluster::KNOWN_ADDONS;
     for a in &c.addons {
         if !known.contains(&a.value.as_str()) {
-            let hint = match closest(&a.value, &known) {
+            let hint = match crate::suggest::closest(&a.value, &known) {
                 Some(k) => format!("did you mean `{k}`? known add-ons: {}", known.join(", ")),
                 None => format!("known add-ons: {}", known.join(", ")),
             };
@@ -576,7 +579,10 @@ fn validate_node_group(src: &ConfigSource, g: RawNodeGroup) -> Result<NodeGroup,
                 span_of(&t.effect),
                 format!("invalid taint effect {:?}", t.effect.value),
                 "invalid effect",
-                Some("use one of NoSchedule, PreferNoSchedule, NoExecute".into()),
+                Some(one_of(
+                    &t.effect.value,
+                    &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+                )),
             ));
         }
         taints.push(NodeGroupTaint {
@@ -592,6 +598,15 @@ fn validate_node_group(src: &ConfigSource, g: RawNodeGroup) -> Result<NodeGroup,
         labels: g.labels,
         taints,
     })
+}
+
+/// The help for a value that is not one of `allowed`: the closest, then the list.
+fn one_of(typed: &str, allowed: &[&str]) -> String {
+    format!(
+        "{}use one of {}",
+        crate::suggest::did_you_mean(typed, allowed),
+        allowed.join(", ")
+    )
 }
 
 /// For the parser's "unknown field `x`, expected one of a, b" message: the known key
@@ -611,34 +626,10 @@ fn unknown_key_help(message: &str) -> Option<String> {
             Some(vec![one])
         })?;
     let keys = expected.join(", ");
-    Some(match closest(key, &expected) {
+    Some(match crate::suggest::closest(key, &expected) {
         Some(k) => format!("did you mean `{k}`? keys here: {keys}"),
         None => format!("keys here: {keys}"),
     })
-}
-
-/// The known id closest to a misspelt one, when close enough to be a typo.
-fn closest<'a>(id: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (edit_distance(id, k), *k))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 impl ClusterSection {

@@ -9,7 +9,9 @@
 //! name them; `.git` is never walked. Symlinks are not followed unless asked. A file named
 //! on the command line is linted whatever its extension or ignore files. `-` is standard
 //! input; a named FIFO, `/dev/stdin` or a process substitution (`<(kustomize build)`) is a
-//! stream, read once. An excluded directory is not entered.
+//! stream, read once. An excluded directory is not entered, and a file named on the
+//! command line that an exclude glob matches is left out (unless `--no-force-exclude`);
+//! context paths are read even when an exclude glob matches them.
 //! The same file named twice (`.` and `./app.yaml`, or linted and also given as context) is
 //! one input: inputs are told apart by their canonical path.
 
@@ -17,6 +19,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -47,68 +50,133 @@ pub enum DiscoverError {
     Glob { glob: String, message: String },
 }
 
+/// The `--include`/`--exclude` globs (or the config's). Each remembers whether it matched
+/// any path, so that a glob that matched nothing (a typo, a directory since renamed) can be
+/// named in a note; the clones a walk makes share that record.
 #[derive(Debug, Default, Clone)]
 pub struct Filters {
-    include: Option<GlobSet>,
-    exclude: Option<GlobSet>,
+    include: Option<Globs>,
+    exclude: Option<Globs>,
 }
 
 impl Filters {
     pub fn new(include: &[String], exclude: &[String]) -> Result<Self, DiscoverError> {
         Ok(Filters {
-            include: build(include)?,
-            exclude: build(exclude)?,
+            include: Globs::new(include)?,
+            exclude: Globs::new(exclude)?,
         })
     }
 
     fn excluded(&self, path: &Path) -> bool {
-        let p = path.strip_prefix("./").unwrap_or(path);
-        self.exclude
-            .as_ref()
-            .is_some_and(|g| g.is_match(p) || p.file_name().is_some_and(|n| g.is_match(n)))
+        self.exclude.as_ref().is_some_and(|g| g.matches(path))
     }
 
     fn included(&self, path: &Path) -> bool {
-        let p = path.strip_prefix("./").unwrap_or(path);
         match &self.include {
-            Some(g) => g.is_match(p) || p.file_name().is_some_and(|n| g.is_match(n)),
+            Some(g) => g.matches(path),
             None => matches!(
-                p.extension().and_then(|e| e.to_str()),
+                path.extension().and_then(|e| e.to_str()),
                 Some("yaml" | "yml" | "json")
             ),
         }
     }
+
+    /// The globs that matched no path so far, as (`include` or `exclude`, the glob as
+    /// written), in the order given.
+    pub fn unmatched(&self) -> Vec<(&'static str, String)> {
+        let named = |kind: &'static str, g: &Option<Globs>| {
+            g.iter()
+                .flat_map(|g| g.unmatched())
+                .map(move |glob| (kind, glob))
+                .collect::<Vec<_>>()
+        };
+        let mut out = named("include", &self.include);
+        out.extend(named("exclude", &self.exclude));
+        out
+    }
 }
 
-fn build(globs: &[String]) -> Result<Option<GlobSet>, DiscoverError> {
-    if globs.is_empty() {
-        return Ok(None);
-    }
-    let mut b = GlobSetBuilder::new();
-    for g in globs {
-        // A bare directory or file name matches anywhere in the tree, as in .gitignore.
-        let pattern = if g.contains('/') || g.starts_with("**") {
-            g.clone()
-        } else {
-            format!("**/{g}")
-        };
-        b.add(Glob::new(&pattern).map_err(|e| DiscoverError::Glob {
-            glob: g.clone(),
-            message: e.to_string(),
-        })?);
-        if !g.ends_with("/**") && !g.contains('*') {
-            b.add(
-                Glob::new(&format!("{pattern}/**")).map_err(|e| DiscoverError::Glob {
-                    glob: g.clone(),
-                    message: e.to_string(),
-                })?,
-            );
+/// A list of the user's globs, compiled.
+#[derive(Debug, Clone)]
+struct Globs {
+    set: GlobSet,
+    /// For each glob of `set`, the index of the user's glob it was made from.
+    owner: Vec<usize>,
+    /// The user's globs, as written.
+    written: Vec<String>,
+    /// Which of the user's globs matched a path.
+    hit: Arc<Vec<AtomicBool>>,
+}
+
+impl Globs {
+    fn new(globs: &[String]) -> Result<Option<Globs>, DiscoverError> {
+        if globs.is_empty() {
+            return Ok(None);
         }
+        let mut b = GlobSetBuilder::new();
+        let mut owner = Vec::new();
+        let compile = |glob: &str, pattern: &str| {
+            Glob::new(pattern).map_err(|e| DiscoverError::Glob {
+                glob: glob.to_string(),
+                message: e.to_string(),
+            })
+        };
+        for (i, g) in globs.iter().enumerate() {
+            // A bare directory or file name matches anywhere in the tree, as in .gitignore.
+            let pattern = if g.contains('/') || g.starts_with("**") {
+                g.clone()
+            } else {
+                format!("**/{g}")
+            };
+            b.add(compile(g, &pattern)?);
+            owner.push(i);
+            if !g.ends_with("/**") && !g.contains('*') {
+                b.add(compile(g, &format!("{pattern}/**"))?);
+                owner.push(i);
+            }
+        }
+        let set = b.build().map_err(|e| DiscoverError::Glob {
+            glob: globs.join(","),
+            message: e.to_string(),
+        })?;
+        Ok(Some(Globs {
+            set,
+            owner,
+            written: globs.to_vec(),
+            hit: Arc::new(globs.iter().map(|_| AtomicBool::new(false)).collect()),
+        }))
     }
-    b.build().map(Some).map_err(|e| DiscoverError::Glob {
-        glob: globs.join(","),
-        message: e.to_string(),
-    })
+
+    /// Whether `path` (or its file name) matches; the globs that match are recorded.
+    fn matches(&self, path: &Path) -> bool {
+        let p = path.strip_prefix("./").unwrap_or(path);
+        let name = p.file_name().map(Path::new);
+        let on_path = self.set.is_match(p);
+        let on_name = name.is_some_and(|n| self.set.is_match(n));
+        if !on_path && !on_name {
+            return false;
+        }
+        // Only matching paths pay for finding which globs matched.
+        let which = self.set.matches(p).into_iter();
+        let which = which.chain(name.map(|n| self.set.matches(n)).into_iter().flatten());
+        for i in which {
+            if let Some(hit) = self.owner.get(i).and_then(|&o| self.hit.get(o)) {
+                hit.store(true, Ordering::Relaxed);
+            }
+        }
+        true
+    }
+
+    fn all_matched(&self) -> bool {
+        self.hit.iter().all(|h| h.load(Ordering::Relaxed))
+    }
+
+    fn unmatched(&self) -> Vec<String> {
+        (self.written.iter().zip(self.hit.iter()))
+            .filter(|(_, hit)| !hit.load(Ordering::Relaxed))
+            .map(|(g, _)| g.clone())
+            .collect()
+    }
 }
 
 /// How directories are walked.
@@ -120,6 +188,10 @@ pub struct WalkOptions {
     pub hidden: bool,
     /// Read no `.gitignore`, `.ignore` or `.git/info/exclude` (`--no-ignore`).
     pub no_ignore: bool,
+    /// Lint a file named on the command line even when an exclude glob matches it
+    /// (`--no-force-exclude`). By default excludes apply to named files too, as ruff's
+    /// `--force-exclude`: a pre-commit hook names the changed files one by one.
+    pub no_force_exclude: bool,
 }
 
 /// A hidden directory, or a hidden file that would have been linted, left out of a walk.
@@ -137,6 +209,10 @@ pub struct Discovered {
     pub errors: Vec<DiscoverError>,
     /// Sorted by path.
     pub hidden: Vec<Hidden>,
+    /// Files named on the command line that an exclude glob left out, in the order named.
+    pub excluded: Vec<PathBuf>,
+    /// Whether a directory was walked (the globs were tried on a tree).
+    pub walked: bool,
 }
 
 /// Expands the command-line paths into inputs. Errors (a missing path, an unreadable
@@ -175,15 +251,32 @@ pub fn discover(
                 path: p.display().to_string(),
                 message: e.to_string(),
             }),
+            // A context path is read even when an exclude glob matches it (`exclude:
+            // [platform]` keeps the platform team's objects out of the report, `context:
+            // [platform]` reads them as cluster facts); inside one the globs still apply.
+            Ok(m) if m.is_dir() && context && filters.excluded(p) => {
+                out.walked = true;
+                let inside = Filters {
+                    include: filters.include.clone(),
+                    exclude: None,
+                };
+                walk(p, context, walk_options, &inside, &mut out)
+            }
+            Ok(m) if m.is_dir() => {
+                out.walked = true;
+                walk(p, context, walk_options, filters, &mut out)
+            }
+            Ok(_) if !context && !walk_options.no_force_exclude && filters.excluded(p) => {
+                out.excluded.push(p.clone())
+            }
             Ok(m) if m.is_file() => out.inputs.push(Input::File {
                 path: p.clone(),
                 context,
             }),
-            Ok(m) if !m.is_dir() => out.inputs.push(Input::Stream {
+            Ok(_) => out.inputs.push(Input::Stream {
                 path: p.clone(),
                 context,
             }),
-            Ok(_) => walk(p, context, walk_options, filters, &mut out),
         }
     }
     out.inputs.sort();
@@ -191,6 +284,38 @@ pub fn discover(
     out.hidden.sort();
     out.hidden.dedup();
     out
+}
+
+/// The note on files named on the command line that exclude globs left out, naming the
+/// first few and how to lint them. `None` when there are none.
+pub fn excluded_note(excluded: &[PathBuf]) -> Option<String> {
+    let names: Vec<String> = (excluded.iter()).map(|p| p.display().to_string()).collect();
+    let (count, them) = match names.len() {
+        0 => return None,
+        1 => ("1 file".to_string(), "it"),
+        n => (format!("{n} files"), "them"),
+    };
+    Some(format!(
+        "{count} named on the command line left out by an exclude glob ({}); use --no-force-exclude to lint {them}",
+        first_names(&names, HIDDEN_NAMES_SHOWN)
+    ))
+}
+
+/// The note on include and exclude globs that matched no path of the run: a typo, or a
+/// directory renamed since the config was written.
+pub fn unmatched_globs_note(filters: &Filters) -> Option<String> {
+    let unmatched = filters.unmatched();
+    if unmatched.is_empty() {
+        return None;
+    }
+    let globs: Vec<String> = (unmatched.iter())
+        .map(|(kind, g)| format!("{kind} `{g}`"))
+        .collect();
+    let what = if globs.len() == 1 { "glob" } else { "globs" };
+    Some(format!(
+        "{what} matched no path: {}",
+        first_names(&globs, HIDDEN_NAMES_SHOWN)
+    ))
 }
 
 /// The name of karplint's own config file, hidden in every tree that has one: not worth a
@@ -216,10 +341,15 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
     let hidden = Arc::new(Mutex::new(Vec::new()));
     let (keep_filters, keep_hidden) = (filters.clone(), Arc::clone(&hidden));
     builder.filter_entry(move |e| keep(e, &keep_filters, options.hidden, &keep_hidden));
+    // The directories entered, when ignore files may hide paths the excludes name.
+    let mut entered = Vec::new();
     for entry in builder.build() {
         match entry {
             Ok(e) => {
                 if !e.file_type().is_some_and(|t| t.is_file()) {
+                    if ignore_files && e.file_type().is_some_and(|t| t.is_dir()) {
+                        entered.push(e.into_path());
+                    }
                     continue;
                 }
                 let path = e.path();
@@ -233,11 +363,35 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
             Err(e) => out.errors.push(walk_error(root, e)),
         }
     }
+    if ignore_files {
+        note_excludes_of_ignored(&entered, filters);
+    }
     // The builder still holds the filter's handle: take the list out of the shared one.
     let mut noted = hidden
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     out.hidden.append(&mut noted);
+}
+
+/// The walk never shows an exclude glob what the ignore files ignore (`node_modules/` in
+/// both `.gitignore` and `exclude:`): such a glob still matches a path of the tree, and is
+/// no typo to note. When an exclude glob has matched nothing, the entries of the
+/// directories entered are tried on it (one listing per directory, nothing descended).
+fn note_excludes_of_ignored(entered: &[PathBuf], filters: &Filters) {
+    let Some(exclude) = &filters.exclude else {
+        return;
+    };
+    for dir in entered {
+        if exclude.all_matched() {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            exclude.matches(&entry.path());
+        }
+    }
 }
 
 /// Whether the walk takes `e`: `.git` never, an excluded directory not (nothing under it

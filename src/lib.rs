@@ -23,4 +23,5 @@ pub(crate) mod progress;
 pub(crate) mod quantity;
 pub mod report;
 pub mod rules;
+pub(crate) mod suggest;
 pub(crate) mod suppress;

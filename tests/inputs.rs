@@ -165,6 +165,25 @@ fn config_error_never_prints_the_link_target_whole() {
     assert!(stderr.len() < 1500, "{} bytes: {stderr}", stderr.len());
 }
 
+#[test]
+fn instance_types_errors_quote_an_excerpt() {
+    let dir = tree();
+    let name = "x".repeat(3000);
+    std::fs::write(
+        dir.path().join("types.json"),
+        format!("{{\"InstanceTypes\": [{{\"InstanceType\": \"{name}\"}}]}}"),
+    )
+    .expect("write");
+    let out = karplint(dir.path())
+        .args(["--no-config", "--instance-types", "types.json", "app.yaml"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("types.json"), "{stderr}");
+    assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
+}
+
 // --- item 9: -o never overwrites an input ---------------------------------------------------
 
 #[test]
@@ -581,4 +600,152 @@ fn hidden_directories_are_counted_named_and_linted_with_hidden() {
         "{s}"
     );
     assert!(s.contains("and 4 more); use --hidden"), "{s}");
+}
+
+// --- issue #17 item 7: excludes apply to files named on the command line ---------------------
+
+/// The notes of a JSON report as (kind, message).
+fn notes(r: &Run) -> Vec<(String, String)> {
+    (r.json["notes"].as_array().map_or(&[][..], |v| v))
+        .iter()
+        .map(|n| {
+            let s = |k: &str| n[k].as_str().unwrap_or_default().to_string();
+            (s("kind"), s("message"))
+        })
+        .collect()
+}
+
+#[test]
+fn excludes_apply_to_named_files_unless_no_force_exclude() {
+    let dir = tree();
+    let vendor = dir.path().join("vendor");
+    std::fs::create_dir(&vendor).expect("mkdir");
+    std::fs::write(vendor.join("x.yaml"), GOOD).expect("write");
+    // As a pre-commit hook calls it: the changed files, one by one.
+    let r = run(
+        dir.path(),
+        &["--exclude", "vendor", "app.yaml", "vendor/x.yaml"],
+    );
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    assert!(
+        r.of("missing-resource-requests", "vendor/x.yaml")
+            .is_empty()
+    );
+    let said = notes(&r);
+    assert!(
+        said.iter().any(|(k, m)| k == "skipped"
+            && m.contains("vendor/x.yaml")
+            && m.contains("--no-force-exclude")),
+        "{said:?}"
+    );
+    // The config's excludes too.
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "exclude: [\"vendor/**\"]\n",
+    )
+    .expect("write");
+    let mut c = karplint(dir.path());
+    c.args(["--format", "json", "--fail-on", "never", "vendor/x.yaml"]);
+    let r = json_run(c);
+    assert_eq!(r.files(), 0, "{:#}", r.json);
+    // --no-force-exclude lints what is named.
+    let r = run(
+        dir.path(),
+        &["--exclude", "vendor", "--no-force-exclude", "vendor/x.yaml"],
+    );
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    assert_eq!(r.of("missing-resource-requests", "vendor/x.yaml").len(), 1);
+}
+
+/// `exclude: [platform]` keeps the platform team's objects out of the report; `context:
+/// [platform]` still reads them as cluster facts, named as a directory or as files.
+#[test]
+fn an_excluded_path_named_as_context_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("platform")).expect("mkdir");
+    let pool = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: ml\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      taints:\n        - {key: dedicated, value: ml, effect: NoSchedule}\n";
+    std::fs::write(dir.path().join("platform/pool.yaml"), pool).expect("write");
+    std::fs::write(dir.path().join("app.yaml"), GOOD).expect("write");
+    for context in ["platform", "platform/pool.yaml", "./platform"] {
+        let r = run(
+            dir.path(),
+            &["--exclude", "platform", "--context", context, "."],
+        );
+        assert_eq!(r.files(), 2, "{context}: {:#}", r.json);
+        assert_eq!(r.rules("untolerated-taint"), 1, "{context}: {:#}", r.json);
+    }
+}
+
+#[test]
+fn globs_that_match_nothing_are_noted() {
+    let dir = tree();
+    std::fs::create_dir(dir.path().join("vendor")).expect("mkdir");
+    std::fs::write(dir.path().join("vendor/x.yaml"), GOOD).expect("write");
+    let r = run(
+        dir.path(),
+        &[
+            "--exclude",
+            "vendor",
+            "--exclude",
+            "vednor",
+            "--include",
+            "*.yml",
+            "--include",
+            "*.yaml",
+            ".",
+        ],
+    );
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    let said: Vec<String> = (notes(&r).into_iter())
+        .filter(|(k, _)| k == "config")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(
+        said,
+        ["globs matched no path: include `*.yml`, exclude `vednor`"],
+        "{:#}",
+        r.json
+    );
+    // Every glob matched: no note.
+    let r = run(dir.path(), &["--exclude", "vendor", "."]);
+    assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
+    // Files named one by one meet few globs: no note then.
+    let r = run(dir.path(), &["--exclude", "vednor", "app.yaml"]);
+    assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
+    // A directory both .gitignore and an exclude glob leave out: the glob is no typo.
+    std::fs::write(dir.path().join(".gitignore"), "vendor/\n").expect("write");
+    let r = run(dir.path(), &["--exclude", "vendor", "."]);
+    assert_eq!(r.files(), 1, "{:#}", r.json);
+    assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
+}
+
+// --- issue #17 item 8: "did you mean" for rule ids and enum values -----------------------------
+
+#[test]
+fn misspelt_rule_ids_and_values_get_did_you_mean() {
+    let dir = tree();
+    let stderr = |c: &mut Command| {
+        let out = c.output().expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = stderr(karplint(dir.path()).args(["explain", "untolerated-taints"]));
+    assert!(e.contains("did you mean `untolerated-taint`?"), "{e}");
+    let e = stderr(karplint(dir.path()).args(["--rule", "missing-limit-ranges=off", "."]));
+    assert!(e.contains("did you mean `missing-limit-range`?"), "{e}");
+    let e = stderr(karplint(dir.path()).args(["--rule", "missing-limit-range=warn", "."]));
+    assert!(e.contains("did you mean `warning`?"), "{e}");
+    for (config, want) in [
+        ("failOn: warn\n", "did you mean `warning`?"),
+        ("rules:\n  parse-error: eror\n", "did you mean `error`?"),
+        ("kustomize: allways\n", "did you mean `always`?"),
+        (
+            "cluster:\n  nodeGroups:\n    - {name: a, instanceType: m5.large, taints: [{key: k, effect: NoSchedul}]}\n",
+            "did you mean `NoSchedule`?",
+        ),
+    ] {
+        std::fs::write(dir.path().join(".karplint.yaml"), config).expect("write");
+        let e = stderr(karplint(dir.path()).arg("."));
+        assert!(e.contains(want), "{config}: {e}");
+    }
 }

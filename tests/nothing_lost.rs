@@ -139,6 +139,32 @@ fn template_braces_in_a_string_do_not_hide_other_documents() {
 }
 
 #[test]
+fn standard_input_with_template_braces_is_linted() {
+    // `helm template … | karplint -` output that quotes Prometheus' `{{ }}`, beside a
+    // broken document: the stream is linted, not skipped whole.
+    let stream = format!(
+        "{PROMETHEUS_RULES}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n\tbad: tab\n---\n{}",
+        deployment("web")
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::cargo_bin("karplint")
+        .expect("binary")
+        .current_dir(dir.path())
+        .args(["--no-config", "--fail-on", "never", "--format", "json", "-"])
+        .write_stdin(stream)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("runs");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rules: Vec<&str> = (json["diagnostics"].as_array().expect("diagnostics").iter())
+        .filter_map(|d| d["rule"].as_str())
+        .collect();
+    assert!(rules.contains(&"parse-error"), "{json:#}");
+    assert!(rules.contains(&"missing-resource-requests"), "{json:#}");
+    assert_eq!(json["summary"]["skipped"], 0, "{json:#}");
+}
+
+#[test]
 fn a_context_file_with_template_braces_keeps_its_nodepools() {
     // The NodePool taints its nodes: a workload without a toleration fits no NodePool.
     let context = format!(

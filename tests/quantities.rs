@@ -197,3 +197,31 @@ fn rejected_values_in_a_context_file_are_noted() {
     );
     assert!(!stdout.contains("exceed limits"), "{stdout}");
 }
+
+/// A rejected value is quoted, not copied: a 5,000-character quantity is still a
+/// `parse-error` at its whole span, but its message quotes only the start of it (issue #18,
+/// item 7: no error carries more than a short excerpt of a file).
+#[test]
+fn a_long_rejected_value_is_quoted_short() {
+    let long = "9".repeat(5000);
+    let yaml = deployment(
+        "web",
+        &format!(
+            "        - name: app\n          image: nginx\n          resources:\n            requests: {{cpu: \"{long}x\", memory: 1Gi}}\n            limits: {{? {long}\n              : \"-\"}}\n          ports: [{{containerPort: \"{long}\"}}]\n"
+        ),
+    );
+    let found = findings(&yaml, &lint(&yaml, &[]));
+    let errors = of(&found, "parse-error");
+    // The request, the limit under a long resource name, the port.
+    assert_eq!(errors.len(), 3, "{found:?}");
+    for (_, message, _) in &errors {
+        assert!(message.len() <= 300, "{} bytes: {message}", message.len());
+        assert!(message.contains('…'), "{message}");
+    }
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.2.starts_with("\"999") && e.2.len() > 5000),
+        "the span still covers the value: {found:?}"
+    );
+}

@@ -114,8 +114,9 @@ pub enum LintError {
 pub enum InstanceTypesError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error(transparent)]
-    Catalog(#[from] crate::karpenter::catalog::CatalogError),
+    /// The catalog's complaint, cut to a short excerpt: it may quote the file's values.
+    #[error("{0}")]
+    Catalog(String),
     #[error("over the {limit}-byte limit (--max-file-size)")]
     TooLarge { limit: u64 },
     #[error(transparent)]
@@ -162,7 +163,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         .map(|p| load_catalog(p, opts.max_file_size))
         .transpose()?;
     let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
-    let (inputs, hidden, mut read_errors) = discover_inputs(opts)?;
+    let found = discover_inputs(opts)?;
+    let (inputs, hidden, mut read_errors) = (found.inputs, found.hidden, found.read_errors);
     let (inputs, kustomized) = kustomize_inputs(opts, inputs)?;
     let (mut sources, stdin_errors) = sources::sources(inputs, stdin, opts.max_file_size);
     read_errors.extend(stdin_errors);
@@ -217,6 +219,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         report
             .notes
             .extend(discover::hidden_note(&hidden).map(|n| crate::report::Note::new("skipped", n)));
+        report.notes.extend(found.notes.iter().cloned());
         drop(cx);
         drop(index);
         report.sources = sources;
@@ -240,13 +243,24 @@ fn load_catalog(path: &Path, max: u64) -> Result<Catalog, LintError> {
         .map_err(|e| err(e.into()))?
         .ok_or(err(InstanceTypesError::TooLarge { limit: max }))?;
     let text = String::from_utf8(bytes).map_err(|e| err(InstanceTypesError::NotUtf8(e)))?;
-    Catalog::from_describe_instance_types_json(&text).map_err(|e| err(e.into()))
+    Catalog::from_describe_instance_types_json(&text).map_err(|e| {
+        err(InstanceTypesError::Catalog(crate::config::shorten(
+            &e.to_string(),
+            crate::config::MAX_MESSAGE,
+        )))
+    })
 }
 
 /// The linted inputs, then the `--context` inputs not already linted; each file once,
 /// whatever its spelling (see [`discover::identity`]). Beside them, the hidden entries the
-/// walks left out and the paths that could not be read.
-type DiscoveredInputs = (Vec<Input>, Vec<Hidden>, Vec<ReadError>);
+/// walks left out, the paths that could not be read, and notes on what the globs did.
+struct DiscoveredInputs {
+    inputs: Vec<Input>,
+    hidden: Vec<Hidden>,
+    read_errors: Vec<ReadError>,
+    /// Named files an exclude glob left out; globs that matched nothing in a walked tree.
+    notes: Vec<crate::report::Note>,
+}
 
 fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
     let filters = Filters::new(&opts.include, &opts.exclude)?;
@@ -259,8 +273,25 @@ fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
     hidden.extend(context.hidden);
     hidden.sort();
     hidden.dedup();
+    let mut excluded = linted.excluded;
+    excluded.extend(context.excluded);
+    let mut notes: Vec<crate::report::Note> = discover::excluded_note(&excluded)
+        .map(|n| crate::report::Note::new("skipped", n))
+        .into_iter()
+        .collect();
+    // Only a walk tries every glob: files named one by one (a pre-commit hook) meet few.
+    if linted.walked || context.walked {
+        notes.extend(
+            discover::unmatched_globs_note(&filters).map(|n| crate::report::Note::new("config", n)),
+        );
+    }
     let inputs = discover::first_of_each(linted.inputs, context.inputs, discover::identity);
-    Ok((inputs, hidden, read_errors))
+    Ok(DiscoveredInputs {
+        inputs,
+        hidden,
+        read_errors,
+        notes,
+    })
 }
 
 /// The inputs once kustomizations are read: the files they use replaced by the rendered

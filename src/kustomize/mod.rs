@@ -581,7 +581,7 @@ fn build(tool: &Tool, dir: &Dir, root: &Path) -> Result<Rendered, String> {
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
-        return Err(why.chars().take(300).collect());
+        return Err(why.chars().take(200).collect());
     }
     let text = String::from_utf8(out.stdout).map_err(|_| "output is not UTF-8".to_string())?;
     Ok(Rendered {

@@ -406,10 +406,12 @@ fn int_value(v: &IntScalar) -> Result<Option<i64>, String> {
             "the API server rejects {b}: the field is an integer, not a boolean"
         )),
         IntScalar::Str(s) if is_placeholder(s) => Err(format!(
-            "unrendered template placeholder {s:?} where an integer is expected: the API server rejects it"
+            "unrendered template placeholder {} where an integer is expected: the API server rejects it",
+            quoted(s)
         )),
         IntScalar::Str(s) => Err(format!(
-            "the API server rejects the string {s:?}: the field is an integer (write it without quotes)"
+            "the API server rejects the string {}: the field is an integer (write it without quotes)",
+            quoted(s)
         )),
     }
 }
@@ -435,6 +437,27 @@ pub fn int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Spanned<i64>>, D::E
             });
             Ok(None)
         }
+    }
+}
+
+/// The most characters of a value a message quotes.
+const QUOTED_MAX: usize = 80;
+
+/// `s` as a message quotes it: in double quotes with escapes, cut to [`QUOTED_MAX`]
+/// characters with `…` after, so that a message never carries more than a short excerpt of
+/// a file (a 5,000-character value is not repeated whole).
+pub(crate) fn quoted(s: &str) -> String {
+    match s.char_indices().nth(QUOTED_MAX) {
+        None => format!("{s:?}"),
+        Some((end, _)) => format!("{:?}…", &s[..end]),
+    }
+}
+
+/// `s` cut as [`quoted`] cuts it, without the quotes: for a key in a field path.
+pub(crate) fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(QUOTED_MAX) {
+        None => s.to_string(),
+        Some((end, _)) => format!("{}…", &s[..end]),
     }
 }
 

@@ -13,7 +13,7 @@
 //! boolean or a fraction are turned away while the document is deserialized
 //! ([`super::de::int`]) and join these in the parse stage.
 
-use super::de::{Spanned, SpannedMap, Text};
+use super::de::{Spanned, SpannedMap, Text, excerpt, quoted};
 use super::karpenter::Taint;
 use super::karpenter::{KarpenterApi, Kubelet};
 use super::workload::{NodeSelectorRequirement, PodSpec, Resources, Toleration};
@@ -59,7 +59,7 @@ impl Check<'_> {
         let reason = e.reason();
         self.reject(
             v,
-            format!("{path}: invalid value {:?}", v.value.as_str()),
+            format!("{path}: invalid value {}", quoted(v.value.as_str())),
             &reason,
         );
     }
@@ -76,8 +76,11 @@ impl Check<'_> {
     fn requirement(&mut self, field: &str, r: &NodeSelectorRequirement, rules: Operators) {
         if let Some(why) = requirement_rejection(r, rules) {
             let what = match why.at {
-                At::Operator => format!("{field}.operator: {:?}", r.operator.value.as_str()),
-                At::Value(i) => format!("{field}.values[{i}]: {:?}", r.values[i].value.as_str()),
+                At::Operator => format!("{field}.operator: {}", quoted(r.operator.value.as_str())),
+                At::Value(i) => format!(
+                    "{field}.values[{i}]: {}",
+                    quoted(r.values[i].value.as_str())
+                ),
                 At::MinValues => format!("{field}.minValues"),
             };
             match why.at {
@@ -126,20 +129,20 @@ impl Check<'_> {
             if let Some(o) = &t.operator
                 && !matches!(o.value.as_str(), "" | "Equal" | "Exists")
             {
-                let what = format!("{path}.operator: {:?}", o.value.as_str());
+                let what = format!("{path}.operator: {}", quoted(o.value.as_str()));
                 self.reject(o, what, "supported values: \"Equal\", \"Exists\"");
             }
             if let Some(e) = &t.effect
                 && !(e.value.is_empty() || is_effect(&e.value))
             {
-                let what = format!("{path}.effect: {:?}", e.value.as_str());
+                let what = format!("{path}.effect: {}", quoted(e.value.as_str()));
                 self.reject(e, what, EFFECTS);
             }
             if let (Some(o), Some(v)) = (&t.operator, &t.value)
                 && o.value == "Exists"
                 && !v.value.as_str().is_empty()
             {
-                let what = format!("{path}.value: {:?}", v.value.as_str());
+                let what = format!("{path}.value: {}", quoted(v.value.as_str()));
                 self.reject(v, what, "value must be empty when `operator` is 'Exists'");
             }
         }
@@ -148,7 +151,7 @@ impl Check<'_> {
     fn taints(&mut self, field: &str, taints: &[Taint]) {
         for (i, t) in taints.iter().enumerate() {
             if !is_effect(&t.effect.value) {
-                let what = format!("{field}[{i}].effect: {:?}", t.effect.value.as_str());
+                let what = format!("{field}[{i}].effect: {}", quoted(t.effect.value.as_str()));
                 self.reject(&t.effect, what, EFFECTS);
             }
         }
@@ -158,7 +161,7 @@ impl Check<'_> {
     /// names them).
     fn map(&mut self, field: &str, m: &SpannedMap, sign: Sign) {
         for (k, v) in m.0.iter() {
-            self.value(&|| format!("{field}[{}]", k.value), v, sign);
+            self.value(&|| format!("{field}[{}]", excerpt(&k.value)), v, sign);
         }
     }
 
@@ -209,7 +212,11 @@ impl Check<'_> {
         ] {
             for (key, v) in m.0.iter() {
                 if !is_percentage(v.value.as_str()) {
-                    self.value(&|| format!("{field}.{name}[{}]", key.value), v, Sign::Any);
+                    self.value(
+                        &|| format!("{field}.{name}[{}]", excerpt(&key.value)),
+                        v,
+                        Sign::Any,
+                    );
                 }
             }
         }
