@@ -319,6 +319,7 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
         topology,
         owned,
         claims: Vec::new(),
+        order: Vec::new(),
         remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
         within_remaining: vec![None; sim.pools.len()],
         memo: OutcomeMemo::default(),
@@ -363,6 +364,8 @@ struct Batch<'s, 'a, 'c> {
     /// The groups each (workload, relaxation step) owns, once made.
     owned: std::collections::HashMap<(usize, usize), Vec<usize>>,
     claims: Vec<Claim>,
+    /// The NodeClaims in the order `Scheduler.add` last sorted them.
+    order: Vec<usize>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, whether some type is within what is left of its limits, once asked (reset
@@ -412,8 +415,13 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         step: &Step,
         owned: &[usize],
     ) -> Option<usize> {
-        let mut order: Vec<usize> = (0..self.claims.len()).collect();
+        // `add` sorts the NodeClaims in place by their pod count each time: equal counts keep
+        // the order the previous sorts left (Go's `sort.Slice` is an insertion sort, so
+        // stable, up to 12 NodeClaims; beyond, its pattern-defeating quicksort is not, and
+        // a stable sort stands for it).
+        let mut order = std::mem::take(&mut self.order);
         order.sort_by_key(|&c| self.claims[c].workloads.len());
+        self.order = order.clone();
         for c in order {
             let claim = &self.claims[c];
             if let Some((requirements, types)) = self.can_add(claim, w, pod, step, owned) {
@@ -549,6 +557,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
                         Claim::new(self.sim, i, requirements, &types, requests, hostname);
                     claim.ports = pod.host_ports.clone();
                     claim.workloads.push(w);
+                    self.order.push(self.claims.len());
                     self.claims.push(claim);
                     return Ok(i);
                 }
