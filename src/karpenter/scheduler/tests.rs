@@ -197,3 +197,165 @@ spec:
     );
     assert_eq!(placed(&yaml), vec![vec![None]]);
 }
+
+/// A NodePool `name` in the one zone `us-east-1<zone>`, with `template` fields besides.
+fn zonal_pool(name: &str, zone: char, template: &str) -> String {
+    pool(
+        name,
+        "",
+        &format!(
+            "requirements: [{{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1{zone}]}}], {template}"
+        ),
+    )
+}
+
+const ZONE_SPREAD: &str = "topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]";
+
+/// How many pods of one Deployment each NodePool (or `None`, pending) got, sorted.
+fn counts(pods: &[Option<String>]) -> Vec<(Option<String>, usize)> {
+    let mut out: std::collections::BTreeMap<Option<String>, usize> = Default::default();
+    for p in pods {
+        *out.entry(p.clone()).or_default() += 1;
+    }
+    out.into_iter().collect()
+}
+
+/// Topology in the batch, row by row (core `scheduling/topology_test.go` at v1.14.3). The
+/// zones are told apart by single-zone NodePools, since a plan names the pool of each pod.
+#[test]
+fn upstream_topology() {
+    let some = |s: &str| Some(s.to_string());
+    type Case = (&'static str, String, Vec<Vec<(Option<String>, usize)>>);
+    let cases: Vec<Case> = vec![
+        (
+            "should balance pods across zones (match labels)",
+            format!(
+                "{}{}{}{}",
+                zonal_pool("za", 'a', ""),
+                zonal_pool("zb", 'b', ""),
+                zonal_pool("zc", 'c', ""),
+                deployment("web", 4, "cpu: 100m", ZONE_SPREAD)
+            ),
+            // Equal weights go by name, descending: the fourth pod joins zone c again.
+            vec![vec![(some("za"), 1), (some("zb"), 1), (some("zc"), 2)]],
+        ),
+        (
+            // Upstream counts an existing pod in zone 1; here zone a is a domain of a pool
+            // whose taint the pods do not tolerate (nodeTaintsPolicy defaults to Ignore), so
+            // it counts at zero and caps zones b and c at one pod each.
+            "should not violate max-skew when unsat = do not schedule",
+            format!(
+                "{}{}{}",
+                zonal_pool(
+                    "za",
+                    'a',
+                    "taints: [{key: team, value: other, effect: NoSchedule}]"
+                ),
+                pool(
+                    "zbc",
+                    "",
+                    "requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1b, us-east-1c]}]"
+                ),
+                deployment("web", 10, "cpu: 1100m", ZONE_SPREAD)
+            ),
+            vec![vec![(None, 8), (some("zbc"), 2)]],
+        ),
+        (
+            // An m5.large holds five pods of 350m: the first NodeClaim takes five, and no
+            // other domain may open while one holds the pods (nextDomainAffinity).
+            "should respect self pod affinity for first empty topology domain only (hostname)",
+            format!(
+                "{}{}",
+                pool(
+                    "p",
+                    "",
+                    "requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}]"
+                ),
+                deployment(
+                    "web",
+                    10,
+                    "cpu: 350m",
+                    "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}]}}"
+                )
+            ),
+            vec![vec![(None, 5), (some("p"), 5)]],
+        ),
+        (
+            "should allow violation of preferred pod anti-affinity",
+            format!(
+                "{}{}",
+                zonal_pool("za", 'a', ""),
+                deployment(
+                    "web",
+                    4,
+                    "cpu: 100m",
+                    "affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 10, podAffinityTerm: {topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: web}}}}]}}"
+                )
+            ),
+            vec![vec![(some("za"), 4)]],
+        ),
+        (
+            // Upstream's spec: no upstream test. A pod relaxed into tolerating PreferNoSchedule
+            // owns a spread group whose node filter hashes the new toleration: a fresh group
+            // that counts none of the pods placed before (Topology.Update, TopologyGroup.Hash).
+            // Two m5.large NodeClaims spend the cpu limit; each then takes a second pod.
+            "Topology.Update: a relaxed pod's spread constraint counts afresh",
+            format!(
+                "{}{}",
+                pool(
+                    "p",
+                    "limits: {cpu: \"4\"},",
+                    "requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}], taints: [{key: spot-only, value: \"true\", effect: PreferNoSchedule}]"
+                ),
+                deployment(
+                    "web",
+                    5,
+                    "cpu: 100m",
+                    "tolerations: [{key: spot-only, operator: Equal, value: \"true\", effect: PreferNoSchedule}], topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]"
+                )
+            ),
+            vec![vec![(None, 1), (some("p"), 4)]],
+        ),
+    ];
+    for (upstream, yaml, expected) in cases {
+        let got: Vec<_> = placed(&yaml).iter().map(|w| counts(w)).collect();
+        assert_eq!(got, expected, "{upstream}");
+    }
+}
+
+/// "should not violate pod anti-affinity on zone": three pods, one per zone, scheduled
+/// first (they are larger); the pod whose anti-affinity selects them finds no empty zone.
+#[test]
+fn should_not_violate_pod_anti_affinity_on_zone() {
+    let zonal = |name: &str, zone: char| {
+        deployment(
+            name,
+            1,
+            "cpu: \"2\"",
+            &format!("nodeSelector: {{topology.kubernetes.io/zone: us-east-1{zone}}}"),
+        )
+        .replace(&format!("app: {name}"), "security: s2")
+    };
+    let yaml = format!(
+        "{}{}{}{}{}",
+        pool(
+            "p",
+            "",
+            "requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b, us-east-1c]}]"
+        ),
+        zonal("z1", 'a'),
+        zonal("z2", 'b'),
+        zonal("z3", 'c'),
+        deployment(
+            "aff",
+            1,
+            "cpu: 100m",
+            "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {security: s2}}}]}}"
+        )
+    );
+    let p = || Some("p".to_string());
+    assert_eq!(
+        placed(&yaml),
+        vec![vec![p()], vec![p()], vec![p()], vec![None]]
+    );
+}
