@@ -621,3 +621,27 @@ fn release_workflow_builds_what_the_action_downloads() {
     assert!(workflow.contains("sha256sum karplint-* > SHA256SUMS"));
     assert!(workflow.contains("tags: [\"v*\"]"));
 }
+
+/// action.yml, the release workflow and the hooks are valid YAML (GitHub refuses an
+/// action.yml that is not: an unquoted `: ` in a description is enough), and every input
+/// of the action reaches the script as its INPUT_* variable.
+#[test]
+fn action_and_workflow_files_parse_and_map_every_input() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let parse = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(root.join(name)).unwrap();
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let action = parse("action.yml");
+    parse(".github/workflows/release.yml");
+    parse(".pre-commit-hooks.yaml");
+    let env = &action["runs"]["steps"][0]["env"];
+    let script = std::fs::read_to_string(root.join("scripts/action.sh")).unwrap();
+    let inputs = action["inputs"].as_object().unwrap();
+    assert!(inputs.contains_key("baseline"));
+    for name in inputs.keys() {
+        let var = format!("INPUT_{}", name.to_uppercase().replace('-', "_"));
+        assert_eq!(env[&var], format!("${{{{ inputs.{name} }}}}"), "{var}");
+        assert!(script.contains(&format!("${{{var}")), "{var} unused");
+    }
+}
