@@ -11,12 +11,23 @@
 #
 # Install, in order:
 #   1. $KARPLINT_BIN, when set (tests, or a binary installed by an earlier step);
-#   2. the release archive for INPUT_VERSION (default: the version in the action's
+#   2. when the action is pinned to a commit (the ref, the last component of
+#      $GITHUB_ACTION_PATH or else $ACTION_REF, is 40 hex digits) and no INPUT_VERSION is given: that
+#      commit's code, with cargo (step 4) — never a release of another version;
+#   3. the release archive for INPUT_VERSION (default: the version in the action's
 #      Cargo.toml, i.e. the release matching the tag the workflow pinned; `source` skips it):
 #        $KARPLINT_RELEASE_URL/v<version>/karplint-<version>-<target>.tar.gz
 #      holding a `karplint` binary, where <target> is x86_64-unknown-linux-gnu,
-#      aarch64-unknown-linux-gnu, x86_64-apple-darwin or aarch64-apple-darwin;
-#   3. cargo install --locked --path "$GITHUB_ACTION_PATH" (the action's own checkout).
+#      aarch64-unknown-linux-gnu, x86_64-apple-darwin or aarch64-apple-darwin; the archive
+#      must match its line in $KARPLINT_RELEASE_URL/v<version>/SHA256SUMS (a mismatch, or
+#      no checksum for it, fails the step: it is never run nor replaced by a build);
+#   4. cargo install --locked --path "$GITHUB_ACTION_PATH" (the action's own checkout),
+#      also when the release cannot be downloaded.
+# KARPLINT_RELEASE_URL defaults to https://github.com/karplint/karplint/releases/download
+# and may be any URL curl reads, file:// included (a mirror, or tests).
+#
+# `path` and `context` take one path per line, spaces kept; a single line is split on
+# spaces unless it names an existing path as a whole.
 set -uo pipefail
 set -f # inputs are split on whitespace, never globbed
 
@@ -28,6 +39,17 @@ tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 release_url="${KARPLINT_RELEASE_URL:-https://github.com/karplint/karplint/releases/download}"
 version="${INPUT_VERSION:-}"
 version="${version#v}"
+# The ref the workflow pinned: the directory the runner checked the action out to
+# (_actions/<owner>/<repo>/<ref>), else GitHub's `github.action_ref` (which a composite
+# action nested in another sees as the outer one's: actions/runner#2473).
+case "$action_path" in
+  */_actions/*/*/*) action_ref="$(basename -- "$action_path")" ;;
+  *) action_ref="${ACTION_REF:-}" ;;
+esac
+if [ -z "$version" ] && [[ "$action_ref" =~ ^[0-9a-fA-F]{40}$ ]]; then
+  log "action pinned to commit $action_ref: building that commit"
+  version=source
+fi
 if [ -z "$version" ]; then
   # Default: the release matching the action's own checkout (its Cargo.toml version).
   while IFS= read -r line; do
@@ -45,17 +67,43 @@ target_triple() {
   esac
 }
 
+sha256_of() {
+  if command -v sha256sum >/dev/null; then sha256sum < "$1" | cut -d' ' -f1
+  elif command -v shasum >/dev/null; then shasum -a 256 < "$1" | cut -d' ' -f1
+  else return 1
+  fi
+}
+
+# Downloads and verifies the release archive; prints the binary's path. Returns 1 when
+# there is no release to download (the caller builds from source) and exits 2 when the
+# archive cannot be verified.
 install_release() {
   [ -n "$version" ] && [ "$version" != source ] || return 1
   command -v curl >/dev/null || return 1
-  local target dir url
+  local target dir base archive expected actual
   target="$(target_triple)" || return 1
   dir="$tmp/karplint-$version"
-  url="$release_url/v$version/karplint-$version-$target.tar.gz"
+  base="$release_url/v$version"
+  archive="karplint-$version-$target.tar.gz"
   mkdir -p "$dir" || return 1
-  log "downloading $url"
-  curl -fsSL --retry 3 "$url" -o "$dir/karplint.tar.gz" || return 1
-  tar -xzf "$dir/karplint.tar.gz" -C "$dir" || return 1
+  log "downloading $base/$archive"
+  curl -fsSL --retry 3 "$base/$archive" -o "$dir/$archive" || return 1
+  if ! curl -fsSL --retry 3 "$base/SHA256SUMS" -o "$dir/SHA256SUMS"; then
+    log "cannot download $base/SHA256SUMS to verify $archive; refusing to run it"
+    exit 2
+  fi
+  expected="$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1; exit }' "$dir/SHA256SUMS")"
+  if [ -z "$expected" ]; then
+    log "SHA256SUMS of v$version has no checksum for $archive; refusing to run it"
+    exit 2
+  fi
+  actual="$(sha256_of "$dir/$archive")" || { log "no sha256sum or shasum to verify $archive"; exit 2; }
+  if [ "$actual" != "$expected" ]; then
+    log "checksum mismatch for $archive: SHA256SUMS says $expected, the download is $actual; refusing to run it"
+    exit 2
+  fi
+  log "verified $archive (sha256 $actual)"
+  tar -xzf "$dir/$archive" -C "$dir" || return 1
   [ -x "$dir/karplint" ] || return 1
   echo "$dir/karplint"
 }
@@ -69,15 +117,49 @@ install_source() {
 
 if [ -n "${KARPLINT_BIN:-}" ]; then
   bin="$KARPLINT_BIN"
-elif ! bin="$(install_release)"; then
-  [ -n "$version" ] && [ "$version" != source ] && log "no release binary for $version; building from source"
-  bin="$(install_source)" || { log "cargo install failed"; exit 2; }
+else
+  bin="$(install_release)"
+  status=$?
+  # Exit status 2: an archive that does not match its checksum; never fall back.
+  [ "$status" -eq 2 ] && exit 2
+  if [ "$status" -ne 0 ]; then
+    [ -n "$version" ] && [ "$version" != source ] && log "no release binary for $version; building from source"
+    bin="$(install_source)" || { log "cargo install failed"; exit 2; }
+  fi
 fi
+
+# Splits a path input: one path per line, spaces kept; a single line is split on spaces
+# unless it names an existing path (relative to the workspace) as a whole.
+# The paths are left in the array `split`.
+split_paths() {
+  local input="$1" line p
+  split=()
+  if [[ "$input" != *$'\n'* ]]; then
+    input="${input#"${input%%[![:space:]]*}"}"
+    input="${input%"${input##*[![:space:]]}"}"
+    [ -n "$input" ] || return 0
+    local whole="$workspace/$input"
+    case "$input" in /*) whole="$input" ;; esac
+    if [ -e "$whole" ]; then
+      split+=("$input")
+    else
+      for p in $input; do split+=("$p"); done
+    fi
+    return 0
+  fi
+  while IFS= read -r line; do
+    line="${line#"${line%%[![:space:]]*}"}"
+    line="${line%"${line##*[![:space:]]}"}"
+    [ -n "$line" ] && split+=("$line")
+  done <<< "$input"
+}
 
 args=()
 [ -n "${INPUT_CONFIG:-}" ] && args+=(--config "$INPUT_CONFIG")
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
-for c in ${INPUT_CONTEXT:-}; do args+=(--context "$c"); done
+split_paths "${INPUT_CONTEXT:-}"
+for c in ${split[@]+"${split[@]}"}; do args+=(--context "$c"); done
+[ -n "${INPUT_BASELINE:-}" ] && args+=(--baseline "$INPUT_BASELINE")
 
 # The SARIF file: under $RUNNER_TEMP, outside the checkout.
 sarif=""
@@ -115,8 +197,9 @@ if [ -n "$sarif" ]; then
   args+=(--format sarif --output "$sarif")
 fi
 
-paths=()
-for p in ${INPUT_PATH:-.}; do paths+=("$p"); done
+split_paths "${INPUT_PATH:-.}"
+paths=(.)
+[ "${#split[@]}" -gt 0 ] && paths=("${split[@]}")
 
 cd "$workspace" || exit 2
 "$bin" "${args[@]}" -- "${paths[@]}"

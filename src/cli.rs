@@ -8,6 +8,7 @@
 
 use crate::config::{self, Config, Level};
 use crate::engine::{self, LintOptions};
+use crate::report::baseline::{self, Baseline};
 use crate::report::{self, github, human, json, markdown, plan, sarif};
 use crate::rules;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -139,6 +140,14 @@ pub struct LintArgs {
     /// Skip files larger than this many bytes
     #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024, global = true)]
     pub max_file_size: u64,
+    /// Report only findings not recorded in this baseline file (see --write-baseline); the
+    /// others are counted in the summary, and exit code 1 comes from new findings alone
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Record the run's findings in this baseline file (versioned JSON) instead of
+    /// reporting them, and exit 0
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -707,10 +716,31 @@ fn run_lint(args: &LintArgs) -> i32 {
             return 2;
         }
     };
-    let (outcome, fail_on) = match lint_outcome(args, Mode::Lint) {
+    let old = match args.baseline.as_deref().map(Baseline::read).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("karplint: {}", report::escape::text(&e.to_string()));
+            return 2;
+        }
+    };
+    let (mut outcome, fail_on) = match lint_outcome(args, Mode::Lint) {
         Ok(o) => o,
         Err(code) => return code,
     };
+    if let Some(path) = &args.write_baseline {
+        let dest = [(Format::Json, Destination::File(path.clone()))];
+        if let Some((_, input)) = output_over_input(&dest, &outcome.report.sources) {
+            eprintln!(
+                "karplint: refusing to write the baseline to {}: it is the input {input}; choose another file",
+                path.display()
+            );
+            return 2;
+        }
+        return write_baseline(&outcome, path);
+    }
+    if let (Some(old), Some(path)) = (&old, &args.baseline) {
+        baseline::apply(&mut outcome.report, old, &path.display().to_string());
+    }
     let report = &outcome.report;
     if let Some((output, input)) = output_over_input(&dests, &report.sources) {
         eprintln!(
@@ -773,6 +803,28 @@ fn run_lint(args: &LintArgs) -> i32 {
         .threshold()
         .is_some_and(|t| report.findings.iter().any(|f| f.severity >= t));
     i32::from(failed)
+}
+
+/// `--write-baseline FILE`: records the run's findings there and says how many; exit 2,
+/// writing nothing, when a file could not be read (the baseline would miss its findings).
+fn write_baseline(outcome: &engine::Outcome, path: &Path) -> i32 {
+    for e in &outcome.read_errors {
+        eprintln!("karplint: {}", report::escape::text(&e.to_string()));
+    }
+    if !outcome.read_errors.is_empty() {
+        eprintln!("karplint: baseline {} not written", path.display());
+        return 2;
+    }
+    let b = Baseline::of(&outcome.report);
+    if let Err(e) = b.write(path) {
+        eprintln!("karplint: {}", report::escape::text(&e.to_string()));
+        return 2;
+    }
+    print_out(&format!(
+        "karplint: {} finding(s) recorded in the baseline {}\n",
+        b.findings.len(),
+        report::escape::line(&path.display().to_string())
+    ))
 }
 
 /// A run that found no manifest passes, but never in silence: a `warning:` on standard

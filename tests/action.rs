@@ -6,11 +6,26 @@ use std::path::Path;
 use std::process::Command;
 
 fn action(workspace: &Path, runner_temp: &Path, inputs: &[(&str, &str)]) -> std::process::Output {
+    let bin = env!("CARGO_BIN_EXE_karplint");
+    action_with(
+        workspace,
+        runner_temp,
+        inputs,
+        &[("KARPLINT_BIN", Some(bin))],
+    )
+}
+
+/// The action's script with `inputs`, and `env` set (`Some`) or removed (`None`) last.
+fn action_with(
+    workspace: &Path,
+    runner_temp: &Path,
+    inputs: &[(&str, &str)],
+    env: &[(&str, Option<&str>)],
+) -> std::process::Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut c = Command::new("bash");
     c.arg(root.join("scripts/action.sh"))
         .current_dir(runner_temp)
-        .env("KARPLINT_BIN", env!("CARGO_BIN_EXE_karplint"))
         .env("GITHUB_ACTION_PATH", root)
         .env("GITHUB_WORKSPACE", workspace)
         .env("RUNNER_TEMP", runner_temp)
@@ -25,11 +40,21 @@ fn action(workspace: &Path, runner_temp: &Path, inputs: &[(&str, &str)]) -> std:
         "INPUT_FORMAT",
         "INPUT_SARIF_FILE",
         "INPUT_VERSION",
+        "INPUT_BASELINE",
+        "ACTION_REF",
+        "KARPLINT_BIN",
+        "KARPLINT_RELEASE_URL",
     ] {
         c.env_remove(k);
     }
     for (k, v) in inputs {
         c.env(k, v);
+    }
+    for (k, v) in env {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
     }
     c.output().unwrap()
 }
@@ -274,4 +299,349 @@ fn which(tool: &str) -> Result<std::path::PathBuf, ()> {
         .map(|d| d.join(tool))
         .find(|p| p.is_file())
         .ok_or(())
+}
+
+/// The release target the action downloads on this machine, as `target_triple` in
+/// scripts/action.sh names it.
+fn host_target() -> &'static str {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "x86_64-unknown-linux-gnu",
+        ("linux", "aarch64") => "aarch64-unknown-linux-gnu",
+        ("macos", "x86_64") => "x86_64-apple-darwin",
+        ("macos", "aarch64") => "aarch64-apple-darwin",
+        other => panic!("no release target for {other:?}"),
+    }
+}
+
+fn executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+/// A release server as a directory: `v<version>/` holds the archive for this machine (a
+/// `karplint` that runs the binary under test) and SHA256SUMS over it.
+fn release_dir(version: &str) -> (tempfile::TempDir, String) {
+    let rel = tempfile::tempdir().unwrap();
+    let dir = rel.path().join(format!("v{version}"));
+    let stage = rel.path().join("stage");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&stage).unwrap();
+    executable(
+        &stage.join("karplint"),
+        &format!(
+            "#!/bin/sh\nexec '{}' \"$@\"\n",
+            env!("CARGO_BIN_EXE_karplint")
+        ),
+    );
+    let archive = format!("karplint-{version}-{}.tar.gz", host_target());
+    let status = Command::new("tar")
+        .arg("-C")
+        .arg(&stage)
+        .arg("-czf")
+        .arg(dir.join(&archive))
+        .arg("karplint")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(
+        dir.join("SHA256SUMS"),
+        format!(
+            "{}  karplint-{version}-other-target.tar.gz\n{}  {archive}\n",
+            "0".repeat(64),
+            sha256(&dir.join(&archive))
+        ),
+    )
+    .unwrap();
+    (rel, archive)
+}
+
+#[test]
+fn release_archive_is_verified_against_sha256sums() {
+    let ws = workspace();
+    let (rel, archive) = release_dir("9.9.9");
+    let url = format!("file://{}", rel.path().display());
+    let run = || {
+        let temp = tempfile::tempdir().unwrap();
+        let out = action_with(
+            ws.path(),
+            temp.path(),
+            &[("INPUT_PATH", "manifests"), ("INPUT_VERSION", "v9.9.9")],
+            &[("KARPLINT_RELEASE_URL", Some(&url))],
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        (out.status.code(), stdout, stderr)
+    };
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!("karplint-action: verified {archive} (sha256 ")),
+        "{stderr}"
+    );
+    assert!(stdout.contains("::error file=manifests/"), "{stdout}");
+
+    // The archive changed after the checksums were written: the step fails, karplint
+    // never runs, and nothing is built instead.
+    let sums = rel.path().join("v9.9.9/SHA256SUMS");
+    let good = std::fs::read_to_string(&sums).unwrap();
+    let bad = good.replace(
+        &sha256(&rel.path().join("v9.9.9").join(&archive)),
+        &"f".repeat(64),
+    );
+    std::fs::write(&sums, &bad).unwrap();
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "karplint-action: checksum mismatch for {archive}: SHA256SUMS says {}, the download is ",
+            "f".repeat(64)
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("refusing to run it"), "{stderr}");
+    assert!(!stderr.contains("building"), "{stderr}");
+    assert_eq!(stdout, "");
+
+    // No checksum for the archive, or no SHA256SUMS at all: the same.
+    std::fs::write(&sums, "0000  karplint-9.9.9-other-target.tar.gz\n").unwrap();
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "SHA256SUMS of v9.9.9 has no checksum for {archive}"
+        )),
+        "{stderr}"
+    );
+    std::fs::remove_file(&sums).unwrap();
+    let (code, _, stderr) = run();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot download"), "{stderr}");
+}
+
+/// A `cargo` that records its arguments and "installs" the binary under test at `--root`;
+/// a `curl` that records its arguments and fails.
+fn fake_tools() -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls.log");
+    executable(
+        &bin.path().join("cargo"),
+        &format!(
+            "#!/bin/bash\necho \"cargo $*\" >> '{log}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --root ] && root=\"$2\"; shift; done\nmkdir -p \"$root/bin\"\nln -sf '{exe}' \"$root/bin/karplint\"\n",
+            log = log.display(),
+            exe = env!("CARGO_BIN_EXE_karplint")
+        ),
+    );
+    executable(
+        &bin.path().join("curl"),
+        &format!(
+            "#!/bin/sh\necho \"curl $*\" >> '{}'\nexit 22\n",
+            log.display()
+        ),
+    );
+    bin
+}
+
+#[test]
+fn pinned_to_a_commit_builds_that_commit() {
+    let ws = workspace();
+    let tools = fake_tools();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    // The runner checks a pinned action out to _actions/<owner>/<repo>/<ref>.
+    let actions = tempfile::tempdir().unwrap();
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let pinned = actions.path().join("_actions/karplint/karplint").join(sha);
+    std::fs::create_dir_all(&pinned).unwrap();
+    std::fs::write(
+        pinned.join("Cargo.toml"),
+        "[package]\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    let log = tools.path().join("calls.log");
+    let run = |action_path: &Path, inputs: &[(&str, &str)], env: &[(&str, Option<&str>)]| {
+        let _ = std::fs::remove_file(&log);
+        let temp = tempfile::tempdir().unwrap();
+        let mut all = vec![
+            ("PATH", Some(path.as_str())),
+            ("GITHUB_ACTION_PATH", action_path.to_str()),
+        ];
+        all.extend_from_slice(env);
+        let out = action_with(ws.path(), temp.path(), inputs, &all);
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        (out, calls)
+    };
+    let (out, calls) = run(&pinned, &[("INPUT_PATH", "manifests")], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "action pinned to commit {sha}: building that commit"
+        )),
+        "{stderr}"
+    );
+    assert!(!calls.contains("curl"), "{calls}");
+    assert!(
+        calls.contains(&format!("--path {}", pinned.display())),
+        "{calls}"
+    );
+
+    // GitHub's action_ref, for an action not under _actions (the same SHA).
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("Cargo.toml"), "version = \"0.1.0\"\n").unwrap();
+    let (out, calls) = run(
+        plain.path(),
+        &[("INPUT_PATH", "manifests")],
+        &[("ACTION_REF", Some(sha))],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!calls.contains("curl"), "{calls}");
+
+    // A tag downloads the release of the action's version; an explicit version wins
+    // over a pinned commit.
+    let tagged = actions.path().join("_actions/karplint/karplint/v0.1.0");
+    std::fs::create_dir_all(&tagged).unwrap();
+    std::fs::write(tagged.join("Cargo.toml"), "version = \"0.1.0\"\n").unwrap();
+    let (_, calls) = run(&tagged, &[("INPUT_PATH", "manifests")], &[]);
+    assert!(calls.contains("/v0.1.0/karplint-0.1.0-"), "{calls}");
+    let (_, calls) = run(
+        &pinned,
+        &[("INPUT_PATH", "manifests"), ("INPUT_VERSION", "0.0.9")],
+        &[],
+    );
+    assert!(calls.contains("/v0.0.9/karplint-0.0.9-"), "{calls}");
+}
+
+#[test]
+fn paths_with_spaces() {
+    let ws = workspace();
+    let spaced = ws.path().join("my manifests");
+    std::fs::rename(ws.path().join("manifests"), &spaced).unwrap();
+    std::fs::create_dir(ws.path().join("other dir")).unwrap();
+    std::fs::write(
+        ws.path().join("other dir/limits.yaml"),
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: d, namespace: shop}\nspec:\n  limits:\n    - type: Container\n      defaultRequest: {cpu: 100m, memory: 128Mi}\n",
+    )
+    .unwrap();
+    let lint = |inputs: &[(&str, &str)]| {
+        let temp = tempfile::tempdir().unwrap();
+        let mut all = vec![("INPUT_FORMAT", "json")];
+        all.extend_from_slice(inputs);
+        let out = action(ws.path(), temp.path(), &all);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let mut files: Vec<String> = (v["diagnostics"].as_array().unwrap().iter())
+            .map(|d| d["file"].as_str().unwrap().to_string())
+            .collect();
+        files.dedup();
+        (files, v)
+    };
+    // One line naming a directory with a space.
+    let (files, _) = lint(&[("INPUT_PATH", "my manifests")]);
+    assert!(!files.is_empty());
+    assert!(
+        files.iter().all(|f| f.starts_with("my manifests/")),
+        "{files:?}"
+    );
+    // One path per line, spaces kept; context likewise.
+    let (files, v) = lint(&[
+        ("INPUT_PATH", "my manifests/web.yaml\n  other dir  \n"),
+        ("INPUT_CONTEXT", "other dir/limits.yaml"),
+    ]);
+    assert_eq!(files, ["my manifests/web.yaml"], "{v}");
+    let rules: Vec<&str> = (v["diagnostics"].as_array().unwrap().iter())
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert!(!rules.contains(&"missing-limit-range"), "{rules:?}");
+    // A single line that names no path is split on spaces, as before.
+    std::fs::rename(&spaced, ws.path().join("manifests")).unwrap();
+    std::fs::write(
+        ws.path().join("extra.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: extra}\n",
+    )
+    .unwrap();
+    let (_, v) = lint(&[("INPUT_PATH", "manifests extra.yaml")]);
+    assert_eq!(v["summary"]["files"], 4, "{v}");
+}
+
+#[test]
+fn baseline_input_reports_only_new_findings() {
+    let ws = workspace();
+    let out = Command::new(env!("CARGO_BIN_EXE_karplint"))
+        .current_dir(ws.path())
+        .args(["--write-baseline", ".karplint-baseline.json", "manifests"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let temp = tempfile::tempdir().unwrap();
+    let out = action(
+        ws.path(),
+        temp.path(),
+        &[
+            ("INPUT_PATH", "manifests"),
+            ("INPUT_BASELINE", ".karplint-baseline.json"),
+        ],
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("::error file="), "{stdout}");
+    assert!(
+        stdout.contains("in the baseline .karplint-baseline.json not reported"),
+        "{stdout}"
+    );
+    let summary = std::fs::read_to_string(temp.path().join("step_summary.md")).unwrap();
+    assert!(summary.contains("finding(s) in the baseline"), "{summary}");
+}
+
+/// The release workflow builds an archive for every target the action downloads.
+#[test]
+fn release_workflow_builds_what_the_action_downloads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workflow = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
+    let script = std::fs::read_to_string(root.join("scripts/action.sh")).unwrap();
+    for target in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+    ] {
+        assert!(script.contains(&format!(") echo {target} ;;")), "{target}");
+        assert!(workflow.contains(&format!("target: {target},")), "{target}");
+    }
+    assert!(workflow.contains("target: x86_64-pc-windows-msvc,"));
+    assert!(workflow.contains("sha256sum karplint-* > SHA256SUMS"));
+    assert!(workflow.contains("tags: [\"v*\"]"));
+}
+
+/// action.yml, the release workflow and the hooks are valid YAML (GitHub refuses an
+/// action.yml that is not: an unquoted `: ` in a description is enough), and every input
+/// of the action reaches the script as its INPUT_* variable.
+#[test]
+fn action_and_workflow_files_parse_and_map_every_input() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let parse = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(root.join(name)).unwrap();
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let action = parse("action.yml");
+    parse(".github/workflows/release.yml");
+    parse(".pre-commit-hooks.yaml");
+    let env = &action["runs"]["steps"][0]["env"];
+    let script = std::fs::read_to_string(root.join("scripts/action.sh")).unwrap();
+    let inputs = action["inputs"].as_object().unwrap();
+    assert!(inputs.contains_key("baseline"));
+    for name in inputs.keys() {
+        let var = format!("INPUT_{}", name.to_uppercase().replace('-', "_"));
+        assert_eq!(env[&var], format!("${{{{ inputs.{name} }}}}"), "{var}");
+        assert!(script.contains(&format!("${{{var}")), "{var} unused");
+    }
 }

@@ -404,6 +404,9 @@ pub fn summary_text(report: &Report) -> String {
     if s.suppressed > 0 {
         out.push_str(&format!(", {} suppressed", s.suppressed));
     }
+    if let Some(n) = s.baselined {
+        out.push_str(&format!(", {n} finding(s) in the baseline"));
+    }
     if report.not_objects > 0 {
         out.push_str(&format!(
             "; {} document(s) without apiVersion/kind ignored",

@@ -89,6 +89,9 @@ fn render_within(
     if s.suppressed > 0 {
         out.push_str(&format!("; {} suppressed", s.suppressed));
     }
+    if let Some(n) = s.baselined {
+        out.push_str(&format!("; {n} finding(s) in the baseline"));
+    }
     if s.skipped > 0 {
         out.push_str(&format!("; {} file(s) skipped", s.skipped));
     }

@@ -4,6 +4,7 @@
 //! file's text. Zero-length spans of YAML containers are widened to the key that owns them,
 //! and byte offsets become 1-based lines and character columns.
 
+pub mod baseline;
 pub(crate) mod escape;
 pub(crate) mod github;
 pub mod human;
@@ -110,6 +111,9 @@ pub struct Summary {
     pub infos: usize,
     /// Findings hidden by `karplint-ignore` comments or `karplint.io/ignore` annotations.
     pub suppressed: usize,
+    /// With `--baseline`: findings the baseline holds, not reported (present only then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baselined: Option<usize>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -1,0 +1,292 @@
+//! Baselines, for adopting karplint in a repository that already has findings: between the
+//! run and the report, `--write-baseline FILE` records the run's findings and
+//! `--baseline FILE` takes the recorded ones out of the report, counting them, so only new
+//! findings are listed and decide the exit code.
+//!
+//! A finding is recorded by its rule, file, object and a fingerprint that survives line
+//! shifts: a hash of those and of the trimmed text of the primary span's lines, never the
+//! line number. Matching is one to one: a baseline entry stands for one finding, so a
+//! second finding of the same kind on an identical line is new. The file is versioned JSON
+//! with one entry per finding in a stable order, so its diff in a pull request reads as
+//! "these findings were fixed".
+
+use super::{LineIndex, Note, Report};
+use crate::diagnostic::Finding;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The version of the baseline file format.
+const VERSION: u32 = 1;
+
+/// A baseline file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Baseline {
+    pub version: u32,
+    pub findings: Vec<Entry>,
+}
+
+/// One recorded finding.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Entry {
+    pub file: String,
+    pub rule: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<EntryObject>,
+    /// Hash of the rule, file, object and the primary span's trimmed lines (16 hex digits).
+    pub fingerprint: String,
+    /// The message when recorded: for the reader, not matched.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// The object of a recorded finding.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EntryObject {
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// A baseline that cannot be read or written (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("reading baseline {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("baseline {path} is not a karplint baseline: {source}")]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error(
+        "baseline {path} has version {found}; this karplint reads version {VERSION}, rewrite it with --write-baseline"
+    )]
+    Version { path: PathBuf, found: u32 },
+    #[error("writing baseline {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl Baseline {
+    /// The entries of the report's findings, sorted.
+    pub fn of(report: &Report) -> Self {
+        let mut findings = entries(report);
+        findings.sort();
+        Baseline {
+            version: VERSION,
+            findings,
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<Self, BaselineError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // The version first: a later format may not parse as this one.
+        #[derive(Deserialize)]
+        struct Versioned {
+            version: u32,
+        }
+        let parse = |source| BaselineError::Parse {
+            path: path.to_path_buf(),
+            source,
+        };
+        let found = serde_json::from_str::<Versioned>(&text)
+            .map_err(parse)?
+            .version;
+        if found != VERSION {
+            return Err(BaselineError::Version {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+        serde_json::from_str(&text).map_err(parse)
+    }
+
+    /// Writes the baseline as pretty JSON with a final newline.
+    pub fn write(&self, path: &Path) -> Result<(), BaselineError> {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| BaselineError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+/// What applying a baseline did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Applied {
+    /// Findings of the run that the baseline holds, taken out of the report.
+    pub matched: usize,
+    /// Entries for files of this run that no finding matched any more.
+    pub stale: usize,
+}
+
+/// Takes the findings the baseline holds out of the report, recounts the summary, records
+/// how many in `summary.baselined` and says so in the notes, with a note on the entries
+/// that no longer match. Entries for files outside this run (a run on changed files) are
+/// neither matched nor stale.
+pub fn apply(report: &mut Report, baseline: &Baseline, name: &str) -> Applied {
+    let keys = entries(report);
+    let mut left: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
+    for e in &baseline.findings {
+        *left
+            .entry((e.file.as_str(), e.rule.as_str(), e.fingerprint.as_str()))
+            .or_default() += 1;
+    }
+    let mut keep = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let slot = left.get_mut(&(k.file.as_str(), k.rule.as_str(), k.fingerprint.as_str()));
+        match slot {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                keep.push(false);
+            }
+            _ => keep.push(true),
+        }
+    }
+    let matched = keep.iter().filter(|k| !**k).count();
+    let mut flags = keep.into_iter();
+    report.findings.retain(|_| flags.next().unwrap_or(true));
+    super::count(&mut report.summary, &report.findings);
+    report.summary.baselined = Some(matched);
+    let linted: BTreeSet<&str> = (report.sources.iter())
+        .filter(|s| !s.context)
+        .map(|s| s.name.as_str())
+        .collect();
+    let stale = (left.iter())
+        .filter(|((file, _, _), _)| linted.contains(file))
+        .map(|(_, n)| n)
+        .sum();
+    if matched > 0 {
+        report.notes.push(Note::new(
+            "baseline",
+            format!("{matched} finding(s) in the baseline {name} not reported"),
+        ));
+    }
+    if stale > 0 {
+        report.notes.push(Note::new(
+            "baseline",
+            format!(
+                "{stale} baseline entries no longer match; rewrite it with --write-baseline {name}"
+            ),
+        ));
+    }
+    Applied { matched, stale }
+}
+
+/// One entry per finding, in the report's order. Each source with findings is read once.
+fn entries(report: &Report) -> Vec<Entry> {
+    let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, f) in report.findings.iter().enumerate() {
+        by_source.entry(f.source).or_default().push(i);
+    }
+    let mut out: Vec<Option<Entry>> = vec![None; report.findings.len()];
+    for (id, idx) in by_source {
+        let source = &report.sources[id];
+        let text = source.reread();
+        let lines = LineIndex::new(&text);
+        for i in idx {
+            let f = &report.findings[i];
+            out[i] = Some(entry(f, &source.name, &span_lines(&text, &lines, f)));
+        }
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// The primary span's lines, each trimmed, joined by newlines.
+fn span_lines(text: &str, lines: &LineIndex, f: &Finding) -> String {
+    let p = lines.resolve(text, f.span);
+    (p.line..=p.end_line.max(p.line))
+        .map(|l| lines.line(text, l).trim())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn entry(f: &Finding, file: &str, span_text: &str) -> Entry {
+    let object = f.object.as_deref().map(|o| EntryObject {
+        kind: o.kind.to_string(),
+        namespace: o.namespace.as_ref().map(|n| n.to_string()),
+        name: o.name.to_string(),
+        role: o.role.as_ref().map(|r| r.to_string()),
+    });
+    let mut h = Fnv::new();
+    for part in [f.rule, file] {
+        h.field(part);
+    }
+    if let Some(o) = &object {
+        for part in [&o.kind, o.namespace.as_deref().unwrap_or(""), &o.name] {
+            h.field(part);
+        }
+        h.field(o.role.as_deref().unwrap_or(""));
+    }
+    h.field(span_text);
+    Entry {
+        file: file.to_string(),
+        rule: f.rule.to_string(),
+        object,
+        fingerprint: format!("{:016x}", h.0),
+        message: f.message.clone(),
+    }
+}
+
+/// 64-bit FNV-1a: stable across platforms and releases, unlike std's hasher.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// Hashes `s` followed by a separator, so ("ab", "c") and ("a", "bc") differ.
+    fn field(&mut self, s: &str) {
+        for b in s.bytes().chain([0xff]) {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_is_the_published_function() {
+        // FNV-1a 64 of "a" is af63dc4c8601ec8c; `field` adds the 0xff separator.
+        let mut h = Fnv::new();
+        for b in b"a" {
+            h.0 ^= u64::from(*b);
+            h.0 = h.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        assert_eq!(h.0, 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn fingerprint_survives_a_line_shift_but_not_an_edit() {
+        let doc = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";
+        let a = crate::engine::lint_str(doc).expect("lints");
+        let b = crate::engine::lint_str(&format!("# a comment\n\n{doc}")).expect("lints");
+        let c = crate::engine::lint_str(&doc.replace("name: web\n", "name: api\n")).expect("lints");
+        let fp = |r: &Report| {
+            Baseline::of(r)
+                .findings
+                .iter()
+                .map(|e| (e.rule.clone(), e.fingerprint.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert!(!fp(&a).is_empty());
+        assert_eq!(fp(&a), fp(&b));
+        assert_ne!(fp(&a), fp(&c));
+    }
+}

@@ -1,0 +1,301 @@
+//! `--write-baseline` and `--baseline`: adopting karplint in a tree that already has
+//! findings. A baseline survives line shifts, reports only new findings (exit code from
+//! them alone), counts the rest, and says when entries no longer match.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+const LEGACY: &str = "\
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: data
+spec:
+  capacity:
+    storage: 100Gi
+  accessModes: [ReadWriteOnce]
+  awsElasticBlockStore:
+    volumeID: vol-0123456789abcdef0
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+";
+
+const NEW_PROBLEM: &str = "\
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: gp2
+provisioner: kubernetes.io/aws-ebs
+";
+
+fn karplint(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("karplint").expect("binary");
+    c.current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env_remove("KARPLINT_TIMINGS")
+        .env("COLUMNS", "100");
+    c
+}
+
+fn json(dir: &Path, args: &[&str]) -> (Value, i32) {
+    let out = karplint(dir)
+        .args(args)
+        .args(["--format", "json", "--no-config", "manifests"])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    (v, out.status.code().unwrap_or(-1))
+}
+
+fn rules(v: &Value) -> Vec<String> {
+    v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| format!("{}:{}", d["rule"].as_str().unwrap(), d["line"]))
+        .collect()
+}
+
+/// A tree with today's findings and its baseline.
+fn adopted() -> (tempfile::TempDir, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("manifests")).unwrap();
+    std::fs::write(dir.path().join("manifests/app.yaml"), LEGACY).unwrap();
+    let (before, code) = json(dir.path(), &[]);
+    assert_eq!(code, 1, "{before}");
+    let n = before["diagnostics"].as_array().unwrap().len();
+    assert!(n >= 2, "{before}");
+    let out = karplint(dir.path())
+        .args(["--no-config", "--write-baseline", ".karplint-baseline.json"])
+        .arg("manifests")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("karplint: {n} finding(s) recorded in the baseline .karplint-baseline.json\n")
+    );
+    (dir, n)
+}
+
+#[test]
+fn baseline_file_is_versioned_sorted_and_has_no_line_numbers() {
+    let (dir, n) = adopted();
+    let text = std::fs::read_to_string(dir.path().join(".karplint-baseline.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["version"], 1);
+    let entries = v["findings"].as_array().unwrap();
+    assert_eq!(entries.len(), n);
+    for e in entries {
+        assert_eq!(e["file"], "manifests/app.yaml");
+        assert!(e["rule"].is_string() && e["message"].is_string(), "{e}");
+        assert_eq!(e["fingerprint"].as_str().unwrap().len(), 16, "{e}");
+        assert!(e.get("line").is_none(), "{e}");
+    }
+    let keys: Vec<(String, String)> = entries
+        .iter()
+        .map(|e| (e["rule"].to_string(), e["fingerprint"].to_string()))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    let web = entries
+        .iter()
+        .find(|e| e["object"]["name"] == "web")
+        .unwrap();
+    assert_eq!(web["object"]["kind"], "Deployment");
+    assert_eq!(web["object"]["namespace"], "shop");
+    // Writing again gives the same bytes.
+    karplint(dir.path())
+        .args(["--no-config", "--write-baseline", ".karplint-baseline.json"])
+        .arg("manifests")
+        .assert()
+        .code(0);
+    let again = std::fs::read_to_string(dir.path().join(".karplint-baseline.json")).unwrap();
+    assert_eq!(text, again);
+}
+
+#[test]
+fn shifted_lines_still_match_and_new_problems_are_reported() {
+    let (dir, n) = adopted();
+    let file = dir.path().join("manifests/app.yaml");
+    // Lines shift: a comment at the top.
+    std::fs::write(
+        &file,
+        format!("# owned by team shop\n# see the wiki\n{LEGACY}"),
+    )
+    .unwrap();
+    // At --fail-on warning, the baselined warnings would fail the run.
+    let args = [
+        "--baseline",
+        ".karplint-baseline.json",
+        "--fail-on",
+        "warning",
+    ];
+    let (v, code) = json(dir.path(), &args);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(rules(&v), Vec::<String>::new());
+    assert_eq!(v["summary"]["baselined"], n);
+    assert_eq!(v["summary"]["errors"], 0);
+    assert_eq!(v["summary"]["warnings"], 0);
+    let notes: Vec<&str> = (v["notes"].as_array().unwrap().iter())
+        .filter(|n| n["kind"] == "baseline")
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        notes,
+        [format!(
+            "{n} finding(s) in the baseline .karplint-baseline.json not reported"
+        )]
+    );
+    // Without --baseline the summary has no `baselined`.
+    let (plain, _) = json(dir.path(), &[]);
+    assert!(plain["summary"].get("baselined").is_none());
+
+    // A new problem: only it is reported, and it alone sets the exit code.
+    std::fs::write(
+        &file,
+        format!("# owned by team shop\n# see the wiki\n{LEGACY}{NEW_PROBLEM}"),
+    )
+    .unwrap();
+    let (v, code) = json(dir.path(), &args);
+    assert_eq!(code, 1, "{v}");
+    let diags = v["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 1, "{v}");
+    assert_eq!(diags[0]["rule"], "in-tree-storage-plugin");
+    assert_eq!(diags[0]["object"]["kind"], "StorageClass");
+    assert_eq!(v["summary"]["baselined"], n);
+    assert_eq!(v["summary"]["errors"], 0);
+    assert_eq!(v["summary"]["warnings"], 1);
+
+    // The human summary counts the baselined findings.
+    let out = karplint(dir.path())
+        .args(args)
+        .args(["--no-config", "manifests"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(&format!(", {n} finding(s) in the baseline\n")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn fixed_findings_leave_stale_entries_and_other_files_are_not_stale() {
+    let (dir, _) = adopted();
+    // The PersistentVolume is fixed: its entry no longer matches.
+    let fixed = LEGACY.replace(
+        "  awsElasticBlockStore:\n    volumeID: vol-0123456789abcdef0\n",
+        "  csi:\n    driver: ebs.csi.aws.com\n    volumeHandle: vol-0123456789abcdef0\n",
+    );
+    assert_ne!(fixed, LEGACY);
+    std::fs::write(dir.path().join("manifests/app.yaml"), &fixed).unwrap();
+    let (v, code) = json(dir.path(), &["--baseline", ".karplint-baseline.json"]);
+    assert_eq!(code, 0, "{v}");
+    let stale: Vec<&str> = (v["notes"].as_array().unwrap().iter())
+        .filter_map(|n| n["message"].as_str())
+        .filter(|m| m.contains("no longer match"))
+        .collect();
+    assert_eq!(
+        stale,
+        [
+            "1 baseline entries no longer match; rewrite it with --write-baseline .karplint-baseline.json"
+        ]
+    );
+    // A run on another file (a pre-commit run on changed files) finds nothing stale.
+    std::fs::write(
+        dir.path().join("manifests/other.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+    )
+    .unwrap();
+    let out = karplint(dir.path())
+        .args([
+            "--no-config",
+            "--baseline",
+            ".karplint-baseline.json",
+            "--format",
+            "json",
+        ])
+        .arg("manifests/other.yaml")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["baselined"], 0, "{v}");
+    assert!(!v.to_string().contains("no longer match"), "{v}");
+}
+
+#[test]
+fn unreadable_or_foreign_baselines_are_usage_errors() {
+    let (dir, _) = adopted();
+    let run = |baseline: &str| {
+        karplint(dir.path())
+            .args(["--no-config", "--baseline", baseline, "manifests"])
+            .output()
+            .unwrap()
+    };
+    let out = run("missing.json");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("karplint: reading baseline missing.json: "),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.path().join("v9.json"),
+        "{\"version\": 9, \"entries\": []}",
+    )
+    .unwrap();
+    let out = run("v9.json");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("baseline v9.json has version 9"),
+        "{stderr}"
+    );
+    std::fs::write(dir.path().join("junk.json"), "[1, 2]").unwrap();
+    assert_eq!(run("junk.json").status.code(), Some(2));
+    // A baseline never overwrites a manifest it lints.
+    let out = karplint(dir.path())
+        .args([
+            "--no-config",
+            "--write-baseline",
+            "manifests/app.yaml",
+            "manifests",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("refusing to write the baseline to manifests/app.yaml"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("manifests/app.yaml")).unwrap(),
+        LEGACY
+    );
+    // The two flags do not go together.
+    karplint(dir.path())
+        .args([
+            "--baseline",
+            "a.json",
+            "--write-baseline",
+            "b.json",
+            "manifests",
+        ])
+        .assert()
+        .code(2);
+}
