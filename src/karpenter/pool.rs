@@ -18,12 +18,13 @@ use crate::quantity::{Quantity, ResourceList};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
-/// Instance-type requirements depend only on the label flavour and on whether the AMI family
-/// is Windows (which changes `kubernetes.io/os`): built once per combination and shared by
-/// every NodePool.
+/// Instance-type requirements depend only on the label flavour and on the AMI family's
+/// Windows build, if any (which changes `kubernetes.io/os` and
+/// `node.kubernetes.io/windows-build`): built once per combination and shared by every
+/// NodePool.
 #[derive(Default)]
 pub struct TypeRequirementCache {
-    cells: BTreeMap<(bool, bool), Arc<TypeTable>>,
+    cells: BTreeMap<(bool, Option<&'static str>), Arc<TypeTable>>,
     /// Allocatable per instance type, per distinct (kubelet, AMI family, ephemeral storage
     /// policy): under RAID0 the storage differs per type, so the key holds the policy, not
     /// a size.
@@ -194,7 +195,7 @@ impl Allocatable {
 
 impl TypeRequirementCache {
     fn get(&mut self, catalog: &Catalog, flavor: LabelFlavor, family: AmiFamily) -> Arc<TypeTable> {
-        let key = (flavor == LabelFlavor::EksAutoMode, family.is_windows());
+        let key = (flavor == LabelFlavor::EksAutoMode, family.windows_build());
         self.cells
             .entry(key)
             .or_insert_with(|| {
@@ -202,7 +203,7 @@ impl TypeRequirementCache {
                 let requirements = TypeRows::from_labels(
                     types
                         .iter()
-                        .map(|it| type_labels(it, family.os_label(&it.arch), flavor))
+                        .map(|it| type_labels(it, family, flavor))
                         .collect(),
                 );
                 Arc::new(TypeTable {
@@ -394,11 +395,14 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
 /// `In [value]`, and `DoesNotExist` (`None`) for the instance labels it lacks (so `Exists`
 /// on a GPU label excludes CPU-only types). Zone and capacity type depend on offerings
 /// karplint cannot see and stay unconstrained.
-fn type_labels<'c>(
-    it: &'c InstanceType,
-    os: Option<&'c str>,
+/// The labels of type `it` under AMI `family` (*aws* `computeRequirements`): its AWS
+/// instance labels, instance type, arch, the family's OS for the arch, and
+/// `node.kubernetes.io/windows-build` (the Windows family's build, else `DoesNotExist`).
+fn type_labels(
+    it: &InstanceType,
+    family: AmiFamily,
     flavor: LabelFlavor,
-) -> Vec<(&'c str, Option<&'c str>)> {
+) -> Vec<(&str, Option<&str>)> {
     // (`karpenter.k8s.aws/instance-X`, `eks.amazonaws.com/instance-X`) per suffix, spelled
     // once per run rather than once per type.
     static KEYS: OnceLock<Vec<(String, String)>> = OnceLock::new();
@@ -423,7 +427,8 @@ fn type_labels<'c>(
     }
     out.push(("node.kubernetes.io/instance-type", Some(it.name.as_str())));
     out.push(("kubernetes.io/arch", Some(it.arch.as_str())));
-    out.push(("kubernetes.io/os", os));
+    out.push(("kubernetes.io/os", family.os_label(&it.arch)));
+    out.push(("node.kubernetes.io/windows-build", family.windows_build()));
     out
 }
 
@@ -690,7 +695,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             let (capacity, overhead) = self.allocatable.shape(it);
             LaunchableType {
                 it,
-                labels: type_labels(it, self.family.os_label(&it.arch), self.flavor),
+                labels: type_labels(it, self.family, self.flavor),
                 capacity,
                 overhead,
             }
@@ -753,8 +758,7 @@ mod tests {
         let types = catalog.as_slice();
         for flavor in [LabelFlavor::KarpenterAws, LabelFlavor::EksAutoMode] {
             for family in [AmiFamily::default(), AmiFamily::Windows2022] {
-                let labels =
-                    |i: usize| type_labels(&types[i], family.os_label(&types[i].arch), flavor);
+                let labels = |i: usize| type_labels(&types[i], family, flavor);
                 let rows = TypeRows::from_labels((0..types.len()).map(labels).collect());
                 assert_eq!(rows.len(), types.len());
                 for (i, it) in types.iter().enumerate() {

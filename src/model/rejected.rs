@@ -191,6 +191,55 @@ impl Check<'_> {
         }
         self.node_affinity(field, spec);
         self.tolerations(field, &spec.tolerations);
+        self.topology_spread(field, spec);
+    }
+
+    /// Topology spread constraints, as Kubernetes' `validateTopologySpreadConstraints`
+    /// checks the fields karplint reads: `maxSkew` and `minDomains` above zero,
+    /// `minDomains` only with `whenUnsatisfiable: DoNotSchedule`, and the enumerated values.
+    fn topology_spread(&mut self, field: &str, spec: &PodSpec) {
+        for (i, tsc) in spec.topology_spread_constraints.iter().enumerate() {
+            let at = format!("{field}.topologySpreadConstraints[{i}]");
+            if let Some(m) = tsc.max_skew.as_ref().filter(|m| m.value <= 0) {
+                let what = format!("{at}.maxSkew: {}", m.value);
+                self.reject(m, what, "must be greater than zero");
+            }
+            let when = tsc.when_unsatisfiable.as_ref();
+            if let Some(w) =
+                when.filter(|w| !matches!(w.value.as_str(), "DoNotSchedule" | "ScheduleAnyway"))
+            {
+                let what = format!("{at}.whenUnsatisfiable: {}", quoted(w.value.as_str()));
+                self.reject(
+                    w,
+                    what,
+                    "supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+                );
+            }
+            if let Some(m) = &tsc.min_domains {
+                let what = format!("{at}.minDomains: {}", m.value);
+                if m.value <= 0 {
+                    self.reject(m, what, "must be greater than 0");
+                } else if let Some(w) = when.filter(|w| w.value.as_str() != "DoNotSchedule") {
+                    let reason = format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {}",
+                        w.value.as_str()
+                    );
+                    self.reject(m, what, &reason);
+                }
+            }
+            for (name, policy) in [
+                ("nodeAffinityPolicy", &tsc.node_affinity_policy),
+                ("nodeTaintsPolicy", &tsc.node_taints_policy),
+            ] {
+                if let Some(p) = policy
+                    .as_ref()
+                    .filter(|p| !matches!(p.value.as_str(), "Honor" | "Ignore"))
+                {
+                    let what = format!("{at}.{name}: {}", quoted(p.value.as_str()));
+                    self.reject(p, what, "supported values: \"Honor\", \"Ignore\"");
+                }
+            }
+        }
     }
 
     /// `kubeReserved`, `systemReserved` (Karpenter: "cannot be a negative resource

@@ -161,21 +161,28 @@ impl Term {
                 }
             }
         }
-        let policy = |p: &Option<crate::model::de::Spanned<crate::model::de::Str>>,
-                      default: &str| {
-            p.as_ref().map_or(default, |p| p.value.as_str()) == "Honor"
-        };
+        // Whether field `p` (else `default`) reads `value`.
+        let policy =
+            |p: &Option<crate::model::de::Spanned<crate::model::de::Str>>,
+             default: &str,
+             value: &str| { p.as_ref().map_or(default, |p| p.value.as_str()) == value };
         Term {
             kind: GroupType::Spread,
             key: normalize_key(&tsc.topology_key.value).to_string(),
             max_skew: tsc.max_skew.as_ref().map_or(1, |m| m.value),
-            min_domains: tsc.min_domains.as_ref().map(|m| m.value),
+            // The API server rejects minDomains beside ScheduleAnyway (a parse-error): read
+            // as absent there.
+            min_domains: tsc
+                .min_domains
+                .as_ref()
+                .filter(|_| policy(&tsc.when_unsatisfiable, "DoNotSchedule", "DoNotSchedule"))
+                .map(|m| m.value),
             namespaces: Namespaces::Listed(BTreeSet::from([namespace.to_string()])),
             selector,
             filter: Some(NodeFilter {
                 requirements: strict,
-                honor_affinity: policy(&tsc.node_affinity_policy, "Honor"),
-                honor_taints: policy(&tsc.node_taints_policy, "Ignore"),
+                honor_affinity: policy(&tsc.node_affinity_policy, "Honor", "Honor"),
+                honor_taints: policy(&tsc.node_taints_policy, "Ignore", "Honor"),
                 tolerations: tolerations.to_vec(),
             }),
         }
