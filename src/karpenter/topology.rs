@@ -272,14 +272,47 @@ pub fn selects(sel: Option<&LabelSelector>, labels: &SpannedMap) -> bool {
     sel.is_some_and(|s| selector_matches(s, |k| labels.get(k).map(|v| v.value.as_str())))
 }
 
-/// Which namespaces a pod (anti-)affinity term looks in: `None` means any namespace
-/// (a `namespaceSelector`, which karplint cannot evaluate without Namespace labels).
+/// Which namespaces a pod (anti-)affinity term looks in (`Topology.buildNamespaceList`):
+/// the pod's own when the term names none, else the listed ones and those its
+/// `namespaceSelector` selects. `None` means any namespace: an empty selector (`{}`), or one
+/// on labels other than `kubernetes.io/metadata.name`, which karplint cannot evaluate
+/// without the cluster's Namespace labels. A selector on `kubernetes.io/metadata.name` alone
+/// (`matchLabels` or `In`) selects those names: the API server gives every namespace that
+/// label.
 pub fn term_namespaces<'t>(term: &'t PodAffinityTerm, own: &'t str) -> Option<Vec<&'t str>> {
-    if term.namespace_selector.is_some() {
-        return None;
+    let listed = term.namespaces.iter().map(|n| n.value.as_str());
+    let Some(sel) = &term.namespace_selector else {
+        if term.namespaces.is_empty() {
+            return Some(vec![own]);
+        }
+        return Some(listed.collect());
+    };
+    let by_name = named_namespaces(sel)?;
+    Some(listed.chain(by_name).collect())
+}
+
+/// The namespaces a selector picks by `kubernetes.io/metadata.name` alone, `None` when it
+/// reads any other label or operator (or nothing: `{}` selects every namespace).
+fn named_namespaces<'s>(sel: &'s LabelSelector) -> Option<Vec<&'s str>> {
+    const NAME: &str = "kubernetes.io/metadata.name";
+    let mut names: Option<BTreeSet<&'s str>> = None;
+    let mut narrow = |values: BTreeSet<&'s str>| {
+        names = Some(match names.take() {
+            Some(n) => n.intersection(&values).copied().collect(),
+            None => values,
+        });
+    };
+    for (k, v) in sel.match_labels.iter() {
+        if k != NAME {
+            return None;
+        }
+        narrow(BTreeSet::from([v]));
     }
-    if term.namespaces.is_empty() {
-        return Some(vec![own]);
+    for e in sel.match_expressions.iter() {
+        if e.key.value.as_str() != NAME || e.operator.value.as_str() != "In" {
+            return None;
+        }
+        narrow(e.values.iter().map(|v| v.value.as_str()).collect());
     }
-    Some(term.namespaces.iter().map(|n| n.value.as_str()).collect())
+    names.map(|n| n.into_iter().collect())
 }

@@ -40,8 +40,7 @@ impl GroupType {
     }
 }
 
-/// Which namespaces a term counts pods in (`buildNamespaceList`). A `namespaceSelector` is
-/// read as every namespace: karplint does not know the cluster's Namespace labels.
+/// Which namespaces a term counts pods in ([`crate::karpenter::topology::term_namespaces`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Namespaces {
     All,
@@ -190,17 +189,9 @@ impl Term {
 
     /// A pod affinity or anti-affinity term (`newForAffinities`), required or preferred.
     pub fn affinity(kind: GroupType, term: &PodAffinityTerm, namespace: &str) -> Term {
-        let namespaces = if term.namespace_selector.is_some() {
-            Namespaces::All
-        } else if term.namespaces.is_empty() {
-            Namespaces::Listed(BTreeSet::from([namespace.to_string()]))
-        } else {
-            Namespaces::Listed(
-                term.namespaces
-                    .iter()
-                    .map(|n| n.value.to_string())
-                    .collect(),
-            )
+        let namespaces = match crate::karpenter::topology::term_namespaces(term, namespace) {
+            Some(names) => Namespaces::Listed(names.into_iter().map(String::from).collect()),
+            None => Namespaces::All,
         };
         Term {
             kind,
