@@ -8,6 +8,7 @@
 
 use crate::config::{self, Config, Level};
 use crate::engine::{self, LintOptions};
+use crate::karpenter::version::KarpenterVersion;
 use crate::report::baseline::{self, Baseline};
 use crate::report::{self, github, human, json, markdown, plan, sarif};
 use crate::rules;
@@ -133,6 +134,11 @@ pub struct LintArgs {
     /// exclude) matches it
     #[arg(long)]
     pub no_force_exclude: bool,
+    /// The Karpenter release to judge by (X.Y, vX.Y or X.Y.Z; v0.32 to v1.14): its
+    /// scheduling behaviour, messages and APIs [default: v1.14, or karpenter.version from
+    /// the config]
+    #[arg(long, value_name = "VERSION", global = true)]
+    pub karpenter_version: Option<String>,
     /// Instance types from `aws ec2 describe-instance-types` JSON instead of the built-in
     /// catalog
     #[arg(long, value_name = "FILE", global = true)]
@@ -609,6 +615,12 @@ pub enum UsageError {
         /// "; did you mean `x`?", or empty.
         hint: String,
     },
+    #[error("--karpenter-version: {error}; {help}")]
+    KarpenterVersion {
+        error: crate::karpenter::version::VersionError,
+        /// Did you mean, and the known versions.
+        help: String,
+    },
 }
 
 /// Flags over the file: the options of this run and its `--fail-on`.
@@ -669,6 +681,14 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         kustomize: args.kustomize.or(cfg.kustomize).unwrap_or_default(),
     };
     let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
+    let mut opts = opts;
+    opts.cluster.karpenter = match &args.karpenter_version {
+        Some(v) => KarpenterVersion::parse(v).map_err(|error| UsageError::KarpenterVersion {
+            help: error.help(v),
+            error,
+        })?,
+        None => cfg.karpenter_version.unwrap_or_default(),
+    };
     Ok((opts, fail_on))
 }
 
@@ -677,6 +697,8 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
 fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn), i32> {
     let cfg = load_config(args)?;
     let applied = cfg.as_ref().map(|c| c.path.display().to_string());
+    let version_chosen = args.karpenter_version.is_some()
+        || cfg.as_ref().is_some_and(|c| c.karpenter_version.is_some());
     let (mut opts, fail_on) = merge(args, cfg).map_err(|e| {
         eprintln!("karplint: {e}");
         2
@@ -695,10 +717,20 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn)
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
         2
     })?;
-    if let Some(path) = applied {
-        // Say which config shaped the run: a note in every lint format, else on standard
-        // error.
-        let note = format!("config {path} applied");
+    // Say which config shaped the run, and the Karpenter version when one was chosen: a
+    // note in every lint format, else on standard error.
+    let version = opts.cluster.karpenter;
+    let note = match (applied, version_chosen) {
+        (Some(path), false) => Some(format!("config {path} applied")),
+        (Some(path), true) => Some(format!(
+            "config {path} applied, judged as Karpenter {version}"
+        )),
+        (None, true) => Some(format!(
+            "judged as Karpenter {version} (--karpenter-version)"
+        )),
+        (None, false) => None,
+    };
+    if let Some(note) = note {
         if mode == Mode::Lint {
             outcome.report.notes.push(report::Note::new("config", note));
         } else {

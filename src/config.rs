@@ -12,6 +12,7 @@
 //! the error is printed in a CI log anyone can read.
 
 use crate::diagnostic::Severity;
+use crate::karpenter::version::KarpenterVersion;
 use crate::model::de::{Spanned, SpannedMap};
 use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use serde::Deserialize;
@@ -126,6 +127,8 @@ pub struct Config {
     pub cluster: Option<ClusterSection>,
     /// `kustomize: auto|always|off`.
     pub kustomize: Option<crate::kustomize::Mode>,
+    /// `karpenter.version`: the Karpenter release whose behaviour applies.
+    pub karpenter_version: Option<KarpenterVersion>,
 }
 
 /// Why a config could not be used. Rendered by miette with the offending span.
@@ -167,6 +170,14 @@ struct RawConfig {
     fail_on: Option<Spanned<String>>,
     cluster: Option<RawCluster>,
     kustomize: Option<Spanned<String>>,
+    karpenter: Option<RawKarpenter>,
+}
+
+/// `karpenter:`: the Karpenter installation the manifests are for.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct RawKarpenter {
+    version: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -287,6 +298,17 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         None => None,
         Some(c) => Some(validate_cluster(&src, c, &base)?),
     };
+    let karpenter_version = match raw.karpenter.and_then(|k| k.version) {
+        None => None,
+        Some(v) => Some(KarpenterVersion::parse(&v.value).map_err(|e| {
+            src.invalid(
+                span_of(&v),
+                e.to_string(),
+                "unsupported version",
+                Some(e.help(&v.value)),
+            )
+        })?),
+    };
     Ok(Config {
         path: path.to_path_buf(),
         rules,
@@ -296,6 +318,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         fail_on,
         cluster,
         kustomize,
+        karpenter_version,
     })
 }
 
@@ -455,7 +478,7 @@ fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigEr
             .unwrap_or((0, 0));
         let span = (span.0.min(text.len()), span.1);
         let help = unknown_key_help(&message).unwrap_or_else(|| {
-            "top-level keys are rules, exclude, include, context, failOn, kustomize and cluster"
+            "top-level keys are rules, exclude, include, context, failOn, kustomize, karpenter and cluster"
                 .into()
         });
         src.invalid(
@@ -761,5 +784,49 @@ mod tests {
         let (msg, _) =
             err_text("cluster:\n  subnets:\n    - {id: a, zone: b, availableIPv4: 1, x: 2}\n");
         assert!(msg.contains('x'), "{msg}");
+    }
+
+    /// `karpenter.version`: `1.8`, `v1.8`, `1.8.3`, unquoted or quoted (`1.10` is not read
+    /// as the number 1.1); an unknown version is an error at its value with the closest
+    /// known one, an older one names the supported range.
+    #[test]
+    fn karpenter_version() {
+        for (text, want) in [
+            ("karpenter: {version: 1.8}\n", "v1.8"),
+            ("karpenter: {version: \"v1.8\"}\n", "v1.8"),
+            ("karpenter: {version: 1.8.3}\n", "v1.8"),
+            ("karpenter:\n  version: 1.10\n", "v1.10"),
+            ("karpenter:\n  version: 0.37\n", "v0.37"),
+        ] {
+            let c = parse(Path::new("k/.karplint.yaml"), text, KNOWN).unwrap();
+            assert_eq!(
+                c.karpenter_version.map(|v| v.to_string()).as_deref(),
+                Some(want)
+            );
+        }
+        let c = parse(Path::new("k/.karplint.yaml"), "karpenter: {}\n", KNOWN).unwrap();
+        assert_eq!(c.karpenter_version, None);
+        let err =
+            |text: &str| match parse(Path::new("k/.karplint.yaml"), text, KNOWN).map_err(|e| *e) {
+                Err(ConfigError::Invalid {
+                    message,
+                    span,
+                    help,
+                    ..
+                }) => (message, span.offset(), help.unwrap_or_default()),
+                other => panic!("expected an error, got {other:?}"),
+            };
+        let (message, offset, help) = err("karpenter: {version: 1.15}\n");
+        assert_eq!(message, "unknown Karpenter version v1.15");
+        assert_eq!(offset, "karpenter: {version: ".len());
+        assert!(help.starts_with("did you mean `v1.14`?"), "{help}");
+        let (message, _, help) = err("karpenter: {version: 0.31}\n");
+        assert!(
+            message.contains("versions v0.32 to v1.14 are supported"),
+            "{message}"
+        );
+        assert!(help.starts_with("known versions: v0.32 to v1.14"), "{help}");
+        let (_, _, help) = err("karpenter: {verison: 1.8}\n");
+        assert!(help.starts_with("did you mean `version`?"), "{help}");
     }
 }

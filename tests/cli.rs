@@ -843,3 +843,111 @@ fn kustomize_findings_honour_annotation_suppressions() {
     );
     assert_eq!(v["summary"]["suppressed"], 1, "{v}");
 }
+
+/// `karpenter.version` in the config and `--karpenter-version` choose the Karpenter release
+/// judged by (the flag wins), the note names it, and a version karplint does not model is a
+/// usage or config error (exit 2) with the closest known one.
+#[test]
+fn karpenter_version_from_config_and_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".git")).expect("repository root");
+    std::fs::copy(
+        "fixtures/deprecated-karpenter-api/fire-v1beta1.yaml",
+        dir.path().join("pools.yaml"),
+    )
+    .expect("copy");
+    let run = |args: &[&str]| {
+        let out = karplint()
+            .current_dir(dir.path())
+            .args(["--format", "json", "pools.yaml"])
+            .args(args)
+            .output()
+            .expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (
+            v,
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let severities = |v: &Value| -> Vec<String> {
+        (v["diagnostics"].as_array().expect("diagnostics").iter())
+            .filter(|d| d["rule"] == "deprecated-karpenter-api")
+            .map(|d| d["severity"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let notes = |v: &Value| -> Vec<String> {
+        (v["notes"].as_array().expect("notes").iter())
+            .filter(|n| n["kind"] == "config")
+            .map(|n| n["message"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    // Default: the newest version, where v1beta1 is deprecated; no note without a choice.
+    let (v, _, _) = run(&[]);
+    assert_eq!(severities(&v), ["warning", "warning"]);
+    assert!(notes(&v).is_empty(), "{:?}", notes(&v));
+    // The flag alone: v1beta1 is current on v0.37.
+    let (v, _, _) = run(&["--karpenter-version", "v0.37.2"]);
+    assert_eq!(severities(&v), ["info", "info"]);
+    assert_eq!(
+        notes(&v),
+        ["judged as Karpenter v0.37 (--karpenter-version)"]
+    );
+    // The config, unquoted; the flag wins over it.
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "karpenter:\n  version: 0.36\n",
+    )
+    .expect("write");
+    let (v, _, _) = run(&[]);
+    assert_eq!(severities(&v), ["info", "info"]);
+    assert_eq!(
+        notes(&v),
+        ["config .karplint.yaml applied, judged as Karpenter v0.36"]
+    );
+    let (v, _, _) = run(&["--karpenter-version", "1.0"]);
+    assert_eq!(severities(&v), ["warning", "warning"]);
+    assert_eq!(
+        notes(&v),
+        ["config .karplint.yaml applied, judged as Karpenter v1.0"]
+    );
+    // Errors: exit 2 with a suggestion, or the supported range.
+    let (_, code, stderr) = run(&["--karpenter-version", "1.15"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("did you mean `v1.14`?"), "{stderr}");
+    let (_, code, stderr) = run(&["--karpenter-version", "0.31"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("versions v0.32 to v1.14 are supported"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "karpenter:\n  version: 1.8x\n",
+    )
+    .expect("write");
+    let (_, code, stderr) = run(&[]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("did you mean `v1.8`?"), "{stderr}");
+}
+
+/// Pod-level resources count from Karpenter v1.8: judged as v1.7, only the containers'
+/// 2 CPUs count and the workload schedules.
+#[test]
+fn plan_reads_pod_level_resources_only_from_karpenter_v1_8() {
+    let out = karplint()
+        .args([
+            "plan",
+            "--no-config",
+            "--format",
+            "json",
+            "--karpenter-version",
+            "1.7",
+            "fixtures/no-instance-type-fits/fire-pod-level-resources.yaml",
+        ])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["workloads"][0]["outcome"], "schedules", "{v}");
+    assert_eq!(v["workloads"][0]["cpu"], "2", "{v}");
+}

@@ -308,7 +308,8 @@ fn config_example_is_accepted_by_the_config_loader() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|n| n["kind"] == "config" && n["message"] == "config .karplint.yaml applied"),
+            .any(|n| n["kind"] == "config"
+                && n["message"] == "config .karplint.yaml applied, judged as Karpenter v1.8"),
         "{v}"
     );
     // The loader is strict: the same file with a typo is refused.

@@ -208,6 +208,8 @@ pub struct ClusterFacts {
     pub admission: super::pod::Admission,
     /// Add-ons installed outside the manifests (`cluster.addons`), by name.
     pub addons: Vec<String>,
+    /// The Karpenter release whose behaviour and wording apply (`karpenter.version`).
+    pub karpenter: super::version::KarpenterVersion,
 }
 
 impl ClusterFacts {
@@ -406,6 +408,7 @@ impl ClusterFacts {
         self.subnets.extend(other.subnets.iter().cloned());
         self.fargate.extend(other.fargate.iter().cloned());
         self.admission = other.admission;
+        self.karpenter = other.karpenter;
         self.addons.extend(other.addons.iter().cloned());
     }
 

@@ -17,4 +17,5 @@ pub(crate) mod scheduler;
 pub(crate) mod sim;
 pub(crate) mod taints;
 pub(crate) mod topology;
+pub mod version;
 pub(crate) mod volumes;

@@ -10,6 +10,7 @@
 
 use super::requirements::{self, Operator, Requirement, Requirements};
 use super::taints::{Effect, Toleration, TolerationOperator};
+use super::version::KarpenterVersion;
 use crate::model::de::Spanned;
 use crate::model::rejected::Operators;
 use crate::model::workload::{Container, NodeSelectorRequirement, NodeSelectorTerm, PodSpec};
@@ -349,26 +350,19 @@ fn container_requests(
     out
 }
 
-/// Whether Karpenter reads pod-level `spec.resources` (Kubernetes PodLevelResources).
+/// Whether Karpenter reads pod-level `spec.resources` (Kubernetes PodLevelResources);
+/// [`super::version::KarpenterVersion::pod_level_resources`] says from which release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PodLevelResources {
     /// Karpenter v1.8 and later: they replace the container sum, per resource.
     Honoured,
     /// Karpenter before v1.8: only containers count.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the Karpenter version switch will select it")
-    )]
     Ignored,
 }
 
-/// What the Karpenter version karplint models does with pod-level resources: the one
-/// place the Karpenter version switch (issue #15, item 2) will decide it.
-pub const POD_LEVEL_RESOURCES: PodLevelResources = PodLevelResources::Honoured;
-
-/// Effective pod requests (SPEC §6.3) plus `pods: 1`, under [`POD_LEVEL_RESOURCES`].
-pub fn requests(obj: &Object, spec: &PodSpec) -> Requests {
-    requests_with(obj, spec, POD_LEVEL_RESOURCES)
+/// Effective pod requests (SPEC §6.3) plus `pods: 1`, as Karpenter `version` reads them.
+pub fn requests(obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
+    requests_with(obj, spec, version.pod_level_resources())
 }
 
 /// Pod-level resources Kubernetes supports (component-helpers `resource/helpers.go`
@@ -724,7 +718,7 @@ mod tests {
         let objects = crate::parse::parse_source(0, yaml, false, false).objects;
         let obj = &objects[0];
         let spec = obj.workload().and_then(|w| w.pod_spec()).expect("spec");
-        let r = requests(obj, spec);
+        let r = requests(obj, spec, KarpenterVersion::NEWEST);
         let at = |k: &str| {
             let s = r.spans[k];
             &yaml[s.offset..s.offset + s.len]

@@ -8,6 +8,7 @@
 //! prints are the ones Karpenter would print. It also holds the label facts the algebra needs:
 //! which keys are well-known, which aliases are normalized, and which keys a pod may not use.
 
+use super::version::KarpenterVersion;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
@@ -665,6 +666,16 @@ impl Requirement {
         s
     }
 
+    /// As Karpenter `version` prints it: [`fmt::Display`] from v1.9,
+    /// [`Requirement::to_string_up_to_v1_8`] before ([`KarpenterVersion::inclusive_bounds`]).
+    pub fn to_string_on(&self, version: KarpenterVersion) -> String {
+        if version.inclusive_bounds() {
+            self.to_string()
+        } else {
+            self.to_string_up_to_v1_8()
+        }
+    }
+
     fn render_set(&self) -> String {
         let operator = self.operator();
         match operator {
@@ -742,6 +753,21 @@ impl IncompatibleError {
     /// The error as Karpenter words it inside `Failed to schedule pod, <err>`.
     pub fn karpenter_message(&self) -> String {
         format!("incompatible requirements, {self}")
+    }
+
+    /// [`IncompatibleError::karpenter_message`] with the requirements printed as Karpenter
+    /// `version` prints them ([`Requirement::to_string_on`]).
+    pub fn karpenter_message_on(&self, version: KarpenterVersion) -> String {
+        match self {
+            IncompatibleError::Conflict { key, pod, node } if !version.inclusive_bounds() => {
+                format!(
+                    "incompatible requirements, key {key}, {} not in {}",
+                    pod.to_string_on(version),
+                    node.to_string_on(version)
+                )
+            }
+            _ => self.karpenter_message(),
+        }
     }
 }
 
@@ -1103,14 +1129,22 @@ impl<'a> TypeRow<'a> {
 /// `kubernetes.io/hostname` is hidden.
 impl fmt::Display for Requirements {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_on(KarpenterVersion::NEWEST))
+    }
+}
+
+impl Requirements {
+    /// As Karpenter `version` prints them (`Requirements.String`): each requirement but the
+    /// hostname's ([`Requirement::to_string_on`]), sorted, joined by `, `.
+    pub fn to_string_on(&self, version: KarpenterVersion) -> String {
         let mut rendered: Vec<String> = self
             .by_key
             .values()
             .filter(|r| r.key != LABEL_HOSTNAME)
-            .map(ToString::to_string)
+            .map(|r| r.to_string_on(version))
             .collect();
         rendered.sort();
-        f.write_str(&rendered.join(", "))
+        rendered.join(", ")
     }
 }
 

@@ -80,7 +80,7 @@ impl PendingWorkload {
             replicas,
             steps,
             tolerations,
-            requests: pod::requests(obj, spec),
+            requests: pod::requests(obj, spec, sim.version),
             host_ports: pod::host_ports(spec),
             identity,
             inverse,

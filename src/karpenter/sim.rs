@@ -19,6 +19,7 @@ use super::pod::{self, Attempt, HostPort, Ignored, Requests};
 use super::pool::{Pool, PoolType};
 use super::requirements::{IncompatibleError, Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
+use super::version::KarpenterVersion;
 use crate::index::Index;
 use crate::model::workload::PodSpec;
 use crate::model::{Kind, Object, Span};
@@ -205,46 +206,77 @@ impl Failure {
     }
 
     /// Karpenter's own words for the failure of NodePool `nodepool` (SPEC §3.3), so users
-    /// can search them; a limit the replicas exceed adds the numbers Karpenter leaves out.
+    /// can search them, as the newest release karplint models words them
+    /// ([`Failure::message_on`]).
     pub fn karpenter_message(&self, nodepool: &str) -> String {
+        self.message_on(nodepool, KarpenterVersion::NEWEST)
+    }
+
+    /// Karpenter `version`'s own words for the failure of NodePool `nodepool` (SPEC §3.3);
+    /// a limit the replicas exceed adds the numbers Karpenter leaves out. Requirements print
+    /// their bounds as `version` does ([`KarpenterVersion::inclusive_bounds`]), and an
+    /// instance-type filter error is shaped as `version` shapes it
+    /// ([`KarpenterVersion::filter_reason_first`]).
+    pub fn message_on(&self, nodepool: &str, version: KarpenterVersion) -> String {
+        let filter_error = |reason: &str, requirements: &Requirements, requests: &ResourceList| {
+            let requirements = requirements.to_string_on(version);
+            let resources = requests.to_json_string();
+            if version.filter_reason_first() {
+                format!("{reason}, requirements={requirements}, resources={resources}")
+            } else {
+                format!(
+                    "no instance type satisfied resources {resources} and requirements {requirements} ({reason})"
+                )
+            }
+        };
         match self {
             Failure::Taint { taint, .. } => taints::untolerated_taint_message(taint),
-            Failure::Requirements(e) => e.karpenter_message(),
-            Failure::NoTypeMeetsRequirements { requirements } => {
-                format!("no instance type met all requirements, requirements={requirements}")
-            }
+            Failure::Requirements(e) => e.karpenter_message_on(version),
+            Failure::NoTypeMeetsRequirements { requirements } => format!(
+                "no instance type met all requirements, requirements={}",
+                requirements.to_string_on(version)
+            ),
             Failure::NotEnoughResources {
                 requirements,
                 requests,
                 ..
             } => {
-                let mut message = format!(
-                    "no instance type has enough resources, requirements={requirements}, resources={}",
-                    requests.to_json_string()
-                );
-                if requests
+                // Upstream appends the hint to the whole message (v1.3+), or to the reason
+                // it wraps (up to v1.2).
+                let typo = if requests
                     .get("cpu")
                     .is_some_and(|c| c >= Quantity::from_units(1_000_000))
                 {
-                    message.push_str(" (CPU request >= 1 Million, m vs M typo?)");
+                    " (CPU request >= 1 Million, m vs M typo?)"
+                } else {
+                    ""
+                };
+                let reason = "no instance type has enough resources";
+                if version.filter_reason_first() {
+                    filter_error(reason, requirements, requests) + typo
+                } else {
+                    filter_error(&format!("{reason}{typo}"), requirements, requests)
                 }
-                message
             }
             Failure::MinValuesNotMet {
                 requirements,
                 requests,
                 keys,
-            } => format!(
-                "minValues requirement is not met for label(s) (label(s)=[{}]), requirements={requirements}, resources={}",
-                keys.join(" "),
-                requests.to_json_string()
+            } => filter_error(
+                &format!(
+                    "minValues requirement is not met for label(s) (label(s)=[{}])",
+                    keys.join(" ")
+                ),
+                requirements,
+                requests,
             ),
             Failure::NoRequiredOffering {
                 requirements,
                 requests,
-            } => format!(
-                "no instance type has the required offering, requirements={requirements}, resources={}",
-                requests.to_json_string()
+            } => filter_error(
+                "no instance type has the required offering",
+                requirements,
+                requests,
             ),
             Failure::HostPortTaken { port } => format!(
                 "no instance type met the scheduling requirements or had enough resources or had a required offering (a DaemonSet binds host port {}/{} on every type that fits)",
@@ -288,6 +320,11 @@ impl Failure {
     /// [`Failure::karpenter_message`] without the requirement and resource dumps, for a
     /// headline.
     pub fn headline(&self, nodepool: &str) -> String {
+        self.headline_on(nodepool, KarpenterVersion::NEWEST)
+    }
+
+    /// [`Failure::headline`] as Karpenter `version` words it ([`Failure::message_on`]).
+    pub fn headline_on(&self, nodepool: &str, version: KarpenterVersion) -> String {
         match self {
             Failure::NoTypeMeetsRequirements { .. } => {
                 "no instance type met all requirements".to_string()
@@ -302,7 +339,7 @@ impl Failure {
             Failure::NoRequiredOffering { .. } => {
                 "no instance type has the required offering".to_string()
             }
-            _ => self.karpenter_message(nodepool),
+            _ => self.message_on(nodepool, version),
         }
     }
 }
@@ -354,6 +391,8 @@ pub struct Simulator<'a, 'c> {
     prefer_no_schedule: bool,
     /// What admission adds to every pod the simulator is asked about.
     pub(super) admission: pod::Admission,
+    /// The Karpenter release whose behaviour is simulated.
+    pub(super) version: KarpenterVersion,
     /// The cluster's zones, where every type is offered; empty when unknown (any zone).
     zones: Vec<String>,
     /// Per pool: the number of its template, shared by pools whose stages read the same
@@ -559,8 +598,19 @@ pub(super) fn first_untolerated(
 
 impl<'a, 'c> Simulator<'a, 'c> {
     /// The simulator for the NodePools and DaemonSets of `index`, with pods as `admission`
-    /// leaves them.
+    /// leaves them, as the newest Karpenter release karplint models decides.
     pub fn new(index: &Index<'a>, catalog: &'c Catalog, admission: pod::Admission) -> Self {
+        Self::for_version(index, catalog, admission, KarpenterVersion::NEWEST)
+    }
+
+    /// [`Simulator::new`] as Karpenter `version` decides: pod-level resources and
+    /// DaemonSet host ports count only on the releases that read them.
+    pub fn for_version(
+        index: &Index<'a>,
+        catalog: &'c Catalog,
+        admission: pod::Admission,
+        version: KarpenterVersion,
+    ) -> Self {
         let cache = std::sync::Mutex::new(super::pool::TypeRequirementCache::default());
         // Static NodePools are skipped by the dynamic scheduler.
         let dynamic: Vec<&Object> = index
@@ -581,11 +631,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .filter_map(|o| {
                 let spec = o.workload()?.pod_spec()?;
                 let attempt = pod::attempts(o, spec).ok()?.pop()?;
+                // Before v1.4 a new NodeClaim does not know its DaemonSets' host ports
+                // ([`KarpenterVersion::daemonset_host_ports`]).
+                let host_ports = if version.daemonset_host_ports() {
+                    pod::host_ports(spec)
+                } else {
+                    Vec::new()
+                };
                 Some(DaemonSetPod {
                     attempt,
-                    host_ports: pod::host_ports(spec),
+                    host_ports,
                     tolerations: pod::tolerations(spec, admission),
-                    requests: pod::requests(o, spec).total,
+                    requests: pod::requests(o, spec, version).total,
                     _obj: o,
                 })
             })
@@ -625,6 +682,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             gates,
             prefer_no_schedule,
             admission,
+            version,
             zones: Vec::new(),
             overheads,
             overlays_present,
@@ -635,6 +693,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
         };
         sim.gate_pools();
         sim
+    }
+
+    /// The Karpenter release whose behaviour is simulated.
+    pub fn version(&self) -> KarpenterVersion {
+        self.version
     }
 
     /// Whether DaemonSet `obj` runs on the nodes of pool `pool`, as its overhead is counted
@@ -790,7 +853,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             Err(i) => return Verdict::Ignored(i),
         };
         let tolerations = pod::tolerations(spec, self.admission);
-        let requests = pod::requests(obj, spec);
+        let requests = pod::requests(obj, spec, self.version);
         let host_ports = pod::host_ports(spec);
         // Point at the pod's tolerations when it has some: that is where one is missing.
         let tolerations_span = spec

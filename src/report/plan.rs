@@ -70,7 +70,7 @@ pub struct PoolRefusal {
 pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
     let w = o.workload()?;
     let spec = w.pod_spec()?;
-    let req = crate::karpenter::pod::requests(o, spec).total;
+    let req = crate::karpenter::pod::requests(o, spec, sim.version()).total;
     let mut row = PlanRow {
         object: ObjectRef::of(o),
         file: String::new(),
@@ -117,7 +117,10 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
             row.outcome = "pending";
             row.reason = f.first().map(|f| {
                 let nodepool = &sim.pools[f.pool].name;
-                format!("NodePool \"{nodepool}\": {}", f.failure.headline(nodepool))
+                format!(
+                    "NodePool \"{nodepool}\": {}",
+                    f.failure.headline_on(nodepool, sim.version())
+                )
             });
             row.failures = refusals(sim, f);
         }
@@ -186,7 +189,7 @@ fn refusals(sim: &Simulator, failures: &[PoolFailure]) -> Vec<PoolRefusal> {
             PoolRefusal {
                 nodepool: nodepool.clone(),
                 kind: f.failure.kind(),
-                message: f.failure.karpenter_message(nodepool),
+                message: f.failure.message_on(nodepool, sim.version()),
             }
         })
         .collect()

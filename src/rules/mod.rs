@@ -238,10 +238,10 @@ impl<'a, 'c> Context<'a, 'c> {
     pub fn new(index: &'a Index<'a>, catalog: &'c Catalog, stated: &ClusterFacts) -> Self {
         let mut cluster = ClusterFacts::from_index(index);
         cluster.merge(stated);
-        let sim =
-            index.nodepools().next().is_some().then(|| {
-                Simulator::new(index, catalog, cluster.admission).with_zones(&cluster.zones)
-            });
+        let sim = index.nodepools().next().is_some().then(|| {
+            Simulator::for_version(index, catalog, cluster.admission, cluster.karpenter)
+                .with_zones(&cluster.zones)
+        });
         Context {
             index,
             sim,

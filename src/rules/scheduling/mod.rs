@@ -92,7 +92,7 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     let message = format!(
         "no NodePool can schedule this pod: NodePool \"{}\": {}",
         pool.name,
-        first.failure.headline(&pool.name)
+        first.failure.headline_on(&pool.name, sim.version())
     );
     let Advice { label, mut help } = advice(&first.failure, &pool.name);
     // A tainted pool that got no further is often the intended one (a GPU pool).
@@ -145,7 +145,7 @@ fn pool_notes<'s>(sim: &'s Simulator, failures: &[PoolFailure]) -> Vec<(&'s Obje
     let mut other_ways = 0;
     for fl in failures {
         let p = &sim.pools[fl.pool];
-        let key = fl.failure.karpenter_message("\u{0}");
+        let key = fl.failure.message_on("\u{0}", sim.version());
         let g = match groups.iter().position(|g| g.key == key) {
             Some(i) => i,
             None => {
@@ -171,7 +171,7 @@ fn pool_notes<'s>(sim: &'s Simulator, failures: &[PoolFailure]) -> Vec<(&'s Obje
                 "NodePool \"{}\" (weight {}): {}",
                 p.name,
                 p.weight,
-                fl.failure.karpenter_message(&p.name)
+                fl.failure.message_on(&p.name, sim.version())
             );
             notes.push((p.obj, fl.pool_span, text));
         }
@@ -215,7 +215,7 @@ fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
         return false;
     };
     let tolerations = pod::tolerations(spec, cx.cluster.admission);
-    let requests = pod::requests(obj, spec).total;
+    let requests = pod::requests(obj, spec, cx.cluster.karpenter).total;
     cx.cluster.node_groups.iter().any(|g| {
         g.taints.iter().all(|t| {
             t.effect == taints::Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)

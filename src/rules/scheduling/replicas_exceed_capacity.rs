@@ -165,7 +165,7 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
     let replicas = i128::from(w.replica_count());
     let reqs = node_requirements(spec);
     let tolerations = pod::tolerations(spec, cx.cluster.admission);
-    let requests = pod::requests(obj, spec).total;
+    let requests = pod::requests(obj, spec, cx.cluster.karpenter).total;
     let anti = one_per_node(obj, spec);
     let Tally {
         capacity,
