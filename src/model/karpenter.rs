@@ -68,6 +68,8 @@ pub struct Budget {
     pub nodes: Option<Spanned<Text>>,
     pub schedule: Option<Spanned<Str>>,
     pub duration: Option<Spanned<Text>>,
+    /// The disruption reasons the budget limits (v1); absent or null: every reason.
+    pub reasons: Option<Box<[Spanned<Str>]>>,
 }
 
 /// `karpenter.sh/v1` and `v1beta1` NodePool `spec`.
@@ -172,6 +174,9 @@ pub struct NodePool {
     pub disruption: Disruption,
     /// Static NodePools (`spec.replicas`) are skipped by the dynamic scheduler.
     pub replicas: Option<Spanned<i64>>,
+    /// `spec.template.metadata.annotations` (v1, v1beta1), which every node launched from
+    /// the pool carries; empty for v1alpha5.
+    pub template_annotations: super::kept::Annotations,
 }
 
 impl NodePool {
@@ -189,6 +194,7 @@ impl NodePool {
             kubelet: t.spec.kubelet,
             disruption: raw.disruption,
             replicas: raw.replicas,
+            template_annotations: t.metadata.annotations,
         }
     }
 
@@ -205,6 +211,7 @@ impl NodePool {
             kubelet: raw.kubelet_configuration,
             disruption: Disruption::default(),
             replicas: None,
+            template_annotations: Default::default(),
         }
     }
 
