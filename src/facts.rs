@@ -42,6 +42,10 @@ pub struct WorkloadFacts {
     pub scheduling: Scheduling,
     /// Its volume claims, when Karpenter provisions for it.
     pub claims: Box<[ClaimFacts]>,
+    /// Whether Karpenter evicts its pods when it drains their node, so that their
+    /// PodDisruptionBudget is consulted: not when they tolerate `karpenter.sh/disrupted:NoSchedule`
+    /// or carry `karpenter.sh/do-not-disrupt: "true"` (core `pkg/utils/pod` `IsEvictable`).
+    pub evictable: bool,
 }
 
 /// Where Karpenter puts a workload's pods, without the reasons.
@@ -135,6 +139,7 @@ impl WorkloadFacts {
             },
             scheduling,
             claims,
+            evictable: evictable(w),
         })
     }
 
@@ -157,6 +162,19 @@ impl Subject for WorkloadFacts {
     fn is_context(&self) -> bool {
         self.context
     }
+}
+
+/// Mirrors `pkg/utils/pod/scheduling.go` `IsEvictable` (core v1.14.3) for what a template
+/// shows: pods that tolerate the disrupted taint or whose do-not-disrupt annotation is
+/// `"true"` are left on the node (a duration expires, after which they are evicted).
+fn evictable(w: &crate::model::workload::Workload) -> bool {
+    let do_not_disrupt = (w.template.metadata.annotations)
+        .entry("karpenter.sh/do-not-disrupt")
+        .is_some_and(|(_, v)| v.value.as_str() == "true");
+    let tolerates = w
+        .pod_spec()
+        .is_some_and(crate::karpenter::pod::tolerates_disrupted_taint);
+    !do_not_disrupt && !tolerates
 }
 
 /// An object's place in the run's order: its source, its document, its place among the

@@ -289,6 +289,15 @@ pub fn tolerations(spec: &PodSpec, admission: Admission) -> Vec<Toleration> {
     all
 }
 
+/// Whether the pod tolerates `karpenter.sh/disrupted:NoSchedule`, the taint Karpenter puts
+/// on a node it disrupts: Karpenter never evicts such a pod, which could land right back.
+/// Mirrors `pkg/utils/pod/scheduling.go` `ToleratesDisruptedNoScheduleTaint` (core
+/// v1.14.3); no admission plugin adds a toleration for that key.
+pub fn tolerates_disrupted_taint(spec: &PodSpec) -> bool {
+    let taint = super::taints::Taint::new("karpenter.sh/disrupted", "", Effect::NoSchedule);
+    super::taints::is_tolerated(&written_tolerations(spec), &taint)
+}
+
 fn written_tolerations(spec: &PodSpec) -> Vec<Toleration> {
     spec.tolerations
         .iter()

@@ -68,6 +68,8 @@ pub struct Budget {
     pub nodes: Option<Spanned<Text>>,
     pub schedule: Option<Spanned<Str>>,
     pub duration: Option<Spanned<Text>>,
+    /// The disruption reasons the budget limits (v1); absent or null: every reason.
+    pub reasons: Option<Box<[Spanned<Str>]>>,
 }
 
 /// `karpenter.sh/v1` and `v1beta1` NodePool `spec`.

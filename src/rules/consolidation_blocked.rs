@@ -1,27 +1,30 @@
-//! `consolidation-blocked`: PodDisruptionBudgets and annotations that stop Karpenter from
-//! ever voluntarily disrupting the nodes their pods run on (SPEC §7): consolidation, drift
-//! and expiration wait forever, and Karpenter reports `DisruptionBlocked`.
+//! `consolidation-blocked`: PodDisruptionBudgets, annotations and NodePool disruption
+//! budgets that stop Karpenter from ever voluntarily disrupting the nodes their pods run on
+//! or their pool launches (SPEC §7): consolidation and drift wait forever, and Karpenter
+//! reports `DisruptionBlocked`.
 
 use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::{WorkloadFacts, Workloads};
 use crate::index::selector_matches;
 use crate::model::cluster::PdbSpec;
+use crate::model::karpenter::{Budget, KarpenterApi, NodePool};
 use crate::model::{Body, Kind, Object};
 
 declare_rule!(
     ConsolidationBlocked,
     "consolidation-blocked",
     Warning,
-    "PodDisruptionBudgets or do-not-disrupt annotations that keep Karpenter from ever disrupting a node: \"DisruptionBlocked\""
+    "PodDisruptionBudgets, do-not-disrupt annotations or NodePool budgets that keep Karpenter from ever disrupting a node: \"DisruptionBlocked\""
 );
 
 const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
 
 impl Rule for ConsolidationBlocked {
-    fn check_object(&self, o: &Placed, _cx: &Context, out: &mut Findings) {
+    fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
         if let Body::Workload(_) = &o.obj.body {
             out.extend(do_not_disrupt(o.obj));
+            out.extend(daemonset_do_not_disrupt(o.obj, cx));
         }
     }
 
@@ -44,56 +47,83 @@ impl Rule for ConsolidationBlocked {
                 out.extend(multiple_pdbs(obj, pdb, cx, &selections));
             }
         }
+        for obj in cx.index.nodepools().filter(|o| !o.context) {
+            // v1alpha5 Provisioners predate both the node annotation and budgets.
+            let Some(np) = obj.nodepool().filter(|np| np.api != KarpenterApi::V1alpha5) else {
+                continue;
+            };
+            out.extend(nodepool_do_not_disrupt(obj, np));
+            out.extend(blocking_budget(obj, np));
+        }
     }
 }
 
 /// Per budget (by object id), the workloads it selects.
-struct Selections<'w>(std::collections::HashMap<usize, Vec<&'w WorkloadFacts>>);
+struct Selections<'w>(std::collections::HashMap<usize, Selection<'w>>);
+
+/// The workloads a budget selects whose pods Karpenter evicts, and whether it also selects
+/// workloads whose pods Karpenter leaves on the node.
+#[derive(Default)]
+struct Selection<'w> {
+    evicted: Vec<&'w WorkloadFacts>,
+    kept: bool,
+}
 
 impl<'w> Selections<'w> {
-    /// The workloads budget `pdb` selects.
+    /// The workloads budget `pdb` selects whose pods Karpenter evicts.
     fn of(&self, pdb: &Object) -> &[&'w WorkloadFacts] {
-        self.0.get(&pdb.id).map_or(&[], Vec::as_slice)
+        self.0.get(&pdb.id).map_or(&[], |s| s.evicted.as_slice())
+    }
+
+    /// Whether budget `pdb` selects workloads in the tree, none of whose pods Karpenter
+    /// evicts: it is never consulted.
+    fn never_consulted(&self, pdb: &Object) -> bool {
+        self.0
+            .get(&pdb.id)
+            .is_some_and(|s| s.evicted.is_empty() && s.kept)
     }
 }
 
-/// Workloads whose pods Karpenter evicts when it disrupts a node, selected by the PDB.
-fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Vec<&'w WorkloadFacts> {
+/// The workloads the PDB selects, split by whether Karpenter evicts their pods when it
+/// disrupts a node.
+fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Selection<'w> {
     let Some(sel) = &pdb.selector else {
         // A null selector selects no pods.
-        return Vec::new();
+        return Selection::default();
     };
-    let evicted =
-        |w: &&WorkloadFacts| match w.kind {
-            Kind::DaemonSet | Kind::Job | Kind::CronJob => false,
-            Kind::Crd(c) => c.long_running(),
-            _ => true,
-        };
+    let drained = |w: &&WorkloadFacts| match w.kind {
+        Kind::DaemonSet | Kind::Job | Kind::CronJob => false,
+        Kind::Crd(c) => c.long_running(),
+        _ => true,
+    };
     let ns = obj.effective_namespace();
     let beside: Vec<&WorkloadFacts> = (workloads.in_namespace_and_source(ns, obj.source))
-        .filter(evicted)
+        .filter(drained)
         .collect();
     // A budget written beside its workloads is about those: other files' workloads that
     // happen to share labels (independent examples in one tree) are not considered.
     let candidates: Vec<&WorkloadFacts> = if beside.is_empty() {
-        workloads.in_namespace(ns).filter(evicted).collect()
+        workloads.in_namespace(ns).filter(drained).collect()
     } else {
         beside
     };
-    let mut out: Vec<&'w WorkloadFacts> = Vec::new();
+    let mut out = Selection::default();
     for w in candidates
         .into_iter()
         .filter(|w| selector_matches(sel, |k| w.pod_labels.get(k).map(|v| v.value.as_str())))
     {
+        // Pods Karpenter does not evict (`IsEvictable`) never consult their budget
+        // (`pkg/utils/pdb` `Limits.isEvictable`, core v1.14.3).
+        if !w.evictable {
+            out.kept = true;
+            continue;
+        }
         // The same workload in several files (kustomize overlays, per-environment copies)
         // counts once, with its largest replica count.
-        match out
-            .iter_mut()
-            .find(|o| o.kind == w.kind && o.name() == w.name())
-        {
+        match (out.evicted.iter_mut()).find(|o| o.kind == w.kind && o.name() == w.name()) {
             Some(o) if replicas(w) > replicas(o) => *o = w,
             Some(_) => {}
-            None => out.push(w),
+            None => out.evicted.push(w),
         }
     }
     out
@@ -127,6 +157,9 @@ fn blocking_pdb(
     cx: &Context,
     selections: &Selections,
 ) -> Option<Finding> {
+    if selections.never_consulted(obj) {
+        return None;
+    }
     let workloads = selections.of(obj);
     let (span, field, why) = if let Some(m) = pdb
         .max_unavailable
@@ -280,5 +313,128 @@ fn do_not_disrupt(obj: &Object) -> Option<Finding> {
         .help(format!(
             "remove the annotation and protect the pods with a PodDisruptionBudget (`maxUnavailable: 1`); keep `{DO_NOT_DISRUPT}` for pods that finish (Jobs), or give it a duration such as \"4h\" on Karpenter versions that accept one"
         )),
+    )
+}
+
+/// `karpenter.sh/do-not-disrupt: "true"` on a DaemonSet's pods: one runs on every node the
+/// DaemonSet fits, and Karpenter lets DaemonSet and mirror pods block disruption like any
+/// other (`StateNode.ValidatePodsDisruptable`, `pkg/utils/pod` `IsDisruptable`, core
+/// v1.14.3). Quiet when the run's NodePools are known and the DaemonSet runs on none.
+fn daemonset_do_not_disrupt(obj: &Object, cx: &Context) -> Option<Finding> {
+    if obj.kind != Kind::DaemonSet {
+        return None;
+    }
+    let (k, v) = (obj.workload()?.template.metadata.annotations).entry(DO_NOT_DISRUPT)?;
+    if v.value.as_str() != "true" {
+        return None;
+    }
+    let pools: Vec<&Object> = match &cx.sim {
+        Some(sim) => (sim.pools.iter().enumerate())
+            .filter(|(i, _)| sim.daemonset_runs_on(*i, obj))
+            .map(|(_, p)| p.obj)
+            .collect(),
+        None => Vec::new(),
+    };
+    if cx.sim.is_some() && pools.is_empty() {
+        return None;
+    }
+    let ns = obj.effective_namespace();
+    let mut f = META
+        .finding(obj,
+            obj.span(k),
+            format!(
+                "every pod of this DaemonSet is annotated {DO_NOT_DISRUPT}: \"true\" and the DaemonSet runs one on each node it fits, so Karpenter never consolidates or replaces a drifted node it runs on and reports DisruptionBlocked \"Pod has \\\"{DO_NOT_DISRUPT}\\\" annotation (Pod={ns}/<pod>)\""
+            ),
+        )
+        .label("blocks disruption of every node the DaemonSet runs on")
+        .help(format!(
+            "remove `{DO_NOT_DISRUPT}` from the DaemonSet's pod template: when Karpenter drains a node it evicts DaemonSet pods after the other pods of the same criticality"
+        ));
+    for p in pools {
+        f = f.related(
+            p,
+            p.name_span(),
+            format!("the DaemonSet runs on the nodes of NodePool \"{}\"", p.name()),
+        );
+    }
+    Some(f)
+}
+
+/// `karpenter.sh/do-not-disrupt: "true"` in a NodePool's template annotations: every node
+/// the pool launches carries it (`NodeClaimTemplate.ToNodeClaim`), and Karpenter never
+/// picks such a node for voluntary disruption (`StateNode.ValidateNodeDisruptable`, core
+/// v1.14.3). Expiration is forceful in v1 and still replaces them.
+fn nodepool_do_not_disrupt(obj: &Object, np: &NodePool) -> Option<Finding> {
+    let (_, v) = np.template_annotations.entry(DO_NOT_DISRUPT)?;
+    if v.value.as_str() != "true" {
+        return None;
+    }
+    Some(
+        META.finding(obj,
+            obj.span(v),
+            format!(
+                "NodePool \"{}\" annotates every node it launches {DO_NOT_DISRUPT}: \"true\", so Karpenter never consolidates or replaces a drifted node of this pool and reports DisruptionBlocked \"Disruption is blocked through the \\\"{DO_NOT_DISRUPT}\\\" annotation\"",
+                obj.name()
+            ),
+        )
+        .label("blocks voluntary disruption of all the pool's nodes")
+        .help(format!(
+            "remove `{DO_NOT_DISRUPT}` from `spec.template.metadata.annotations`: annotate the pods that must not be interrupted instead, or limit disruption with `spec.disruption.budgets`"
+        )),
+    )
+}
+
+/// The voluntary disruption reasons a NodePool budget can name (v1 `DisruptionReason`).
+const REASONS: [&str; 3] = ["Underutilized", "Empty", "Drifted"];
+
+/// A budget that is always active (neither `schedule` nor `duration`) and allows 0 nodes.
+/// Mirrors `Budget.GetAllowedDisruptions` (core v1.14.3): an active budget allows its
+/// `nodes`, a percentage of the pool's nodes rounded up, so only 0 and 0% allow none;
+/// `nodes` defaults to 10%.
+fn always_zero(b: &Budget) -> bool {
+    if b.schedule.is_some() || b.duration.is_some() {
+        return false;
+    }
+    let Some(n) = &b.nodes else { return false };
+    let v = n.value.as_str().trim();
+    v.strip_suffix('%')
+        .unwrap_or(v)
+        .parse::<u64>()
+        .is_ok_and(|n| n == 0)
+}
+
+/// Always-active budgets of 0 nodes that together cover every disruption reason: a budget
+/// without `reasons` limits them all, and each reason's allowance is the minimum over the
+/// budgets that name it (`NodePool.GetAllowedDisruptionsByReason`, core v1.14.3).
+fn blocking_budget(obj: &Object, np: &NodePool) -> Option<Finding> {
+    let zero: Vec<&Budget> = np.disruption.budgets.iter().filter(|b| always_zero(b)).collect();
+    let covers_all = || {
+        REASONS.iter().all(|r| {
+            zero.iter()
+                .any(|b| b.reasons.iter().flatten().any(|x| x.value == *r))
+        })
+    };
+    let budget = match zero.iter().find(|b| b.reasons.is_none()) {
+        Some(b) => b,
+        None if covers_all() => zero.first()?,
+        None => return None,
+    };
+    let nodes = budget.nodes.as_ref()?;
+    let why = if budget.reasons.is_none() {
+        "it applies to every disruption reason"
+    } else {
+        "with the pool's other such budgets it covers every disruption reason (Empty, Drifted, Underutilized)"
+    };
+    Some(
+        META.finding(obj,
+            obj.span(nodes),
+            format!(
+                "disruption budget `nodes: \"{}\"` has no schedule, so it is always active, and {why}: Karpenter never consolidates or replaces a drifted node of NodePool \"{}\" and reports DisruptionBlocked \"No allowed disruptions for disruption reason Underutilized due to blocking budget\" (and likewise for Empty and Drifted)",
+                nodes.value.as_str(),
+                obj.name()
+            ),
+        )
+        .label("allows no voluntary disruption, at any time")
+        .help("give the budget a `schedule` and `duration` for the window when disruption must stop, limit it to some `reasons`, or allow at least one node (`nodes: \"1\"`)"),
     )
 }
