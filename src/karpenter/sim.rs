@@ -739,9 +739,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
             return self;
         }
         self.zones = zones.to_vec();
-        // Known zones only add reasons to skip a pool: the open pools are judged again.
+        // Known zones only add reasons to skip a pool, and a skipped pool is skipped before
+        // its limits are looked at: every pool not skipped yet is judged again.
         let open: Vec<usize> = (0..self.pools.len())
-            .filter(|&i| self.gates[i].is_none())
+            .filter(|&i| self.gates[i].as_ref().is_none_or(|g| !g.skips_pool()))
             .collect();
         let regated: Vec<(usize, Option<Failure>)> = open
             .into_par_iter()

@@ -561,3 +561,24 @@ fn types_over_a_limit_are_gone_before_the_pod_is_tried() {
         first_failure(&yaml)
     );
 }
+
+/// A NodePool whose zones the cluster does not have is skipped before its limits are looked
+/// at (`NewScheduler` drops the template; `addToNewNodeClaim` never sees it): known zones
+/// turn a limits verdict into a skip.
+#[test]
+fn a_pool_without_offerings_is_skipped_before_its_limits() {
+    let yaml = manifests(
+        "requirements: [{key: topology.kubernetes.io/zone, operator: NotIn, values: [us-east-1a, us-east-1c]}]",
+        "cpu: 500m",
+        1,
+        "cpu: 100m",
+        "",
+    );
+    let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+    let index = Index::new(&objects);
+    let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
+    assert!(matches!(sim.gate(0), Some(Failure::AllTypesExceedLimits)));
+    let zones = ["us-east-1a".to_string(), "us-east-1c".to_string()];
+    let sim = sim.with_zones(&zones);
+    assert!(sim.gate(0).is_some_and(Failure::skips_pool));
+}
