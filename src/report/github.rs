@@ -42,12 +42,7 @@ fn command(s: Severity) -> &'static str {
 }
 
 pub fn render(report: &Report, texts: &Texts, shown: Shown) -> String {
-    let mut findings: Vec<&Finding> = report
-        .findings
-        .iter()
-        .filter(|f| shown.includes(f))
-        .collect();
-    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let findings = shown.most_severe_first(report);
     let notes = if shown.quiet {
         &[][..]
     } else {

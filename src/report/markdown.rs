@@ -96,13 +96,7 @@ fn render_within(
         out.push_str(&format!("; {} file(s) skipped", s.skipped));
     }
     out.push_str("\n\n");
-    let mut findings: Vec<&Finding> = report
-        .findings
-        .iter()
-        .filter(|f| shown.includes(f))
-        .collect();
-    // Most severe first; the sort is stable, so each severity keeps the report's order.
-    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let findings = shown.most_severe_first(report);
     if findings.is_empty() {
         out.push_str("No findings.\n");
     } else {

@@ -146,6 +146,18 @@ impl Shown {
     pub fn includes(&self, f: &Finding) -> bool {
         !self.quiet || self.at_least.is_some_and(|t| f.severity >= t)
     }
+
+    /// The findings of `report` shown, most severe first; the sort is stable, so each
+    /// severity keeps the report's order (the CI formats list errors first).
+    pub fn most_severe_first<'r>(&self, report: &'r Report) -> Vec<&'r Finding> {
+        let mut findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| self.includes(f))
+            .collect();
+        findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        findings
+    }
 }
 
 /// A note on the run, with a kind scripts can match on.
