@@ -220,9 +220,24 @@ pub fn locate(rows: &mut [PlanRow], sources: &[Source]) {
 }
 
 /// Whether the row's workload would stay Pending: no NodePool takes its pod (`pending`), or
-/// Karpenter ignores the pod for a selector it refuses (`ignored`).
+/// Karpenter ignores the pod for a selector it refuses (`ignored`). A workload whose pod schedules alone counts too when replicas of it stay Pending once
+/// every pod of the run is placed together ([`PlanRow::pods`]).
 pub fn stays_pending(row: &PlanRow) -> bool {
-    matches!(row.outcome, "pending" | "ignored")
+    matches!(row.outcome, "pending" | "ignored") || pending_in_batch(row) > 0
+}
+
+/// How many of the row's replicas stay Pending in the batch.
+pub fn pending_in_batch(row: &PlanRow) -> usize {
+    row.pods.iter().filter(|p| p.outcome == "pending").count()
+}
+
+/// The replicas, with how many of them stay Pending in the batch when the pod schedules
+/// alone: `10 (5 pending)`.
+fn replicas(r: &PlanRow) -> String {
+    match pending_in_batch(r) {
+        n if n > 0 && r.outcome == "schedules" => format!("{} ({n} pending)", r.replicas),
+        _ => r.replicas.to_string(),
+    }
 }
 
 /// `file:line` of a row, escaped for one line.
@@ -284,7 +299,7 @@ pub fn render_table(rows: &[PlanRow]) -> String {
         let row = [
             workload(r),
             format!("{}:{}", r.file, r.line),
-            r.replicas.to_string(),
+            replicas(r),
             format!("{} / {}", r.cpu, r.memory),
             nodepool(r),
             types(r),
@@ -325,8 +340,19 @@ const NOTHING_PLANNED: &str = "(no workloads, or no NodePool found: pass the dir
 /// The closing line of the table: how many workloads land, and how many stay Pending.
 pub fn summary_line(rows: &[PlanRow]) -> String {
     let count = |outcome: &str| rows.iter().filter(|r| r.outcome == outcome).count();
+    let in_batch: usize = (rows.iter())
+        .filter(|r| r.outcome == "schedules")
+        .map(pending_in_batch)
+        .sum();
+    let batch = if in_batch > 0 {
+        format!(
+            "; {in_batch} replica(s) of scheduling workloads stay Pending once every pod is placed together"
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "karplint plan: {} workload(s): {} schedule, {} pending, {} ignored, {} not provisioned by Karpenter\n",
+        "karplint plan: {} workload(s): {} schedule, {} pending, {} ignored, {} not provisioned by Karpenter{batch}\n",
         rows.len(),
         count("schedules"),
         count("pending"),
@@ -341,9 +367,13 @@ pub fn render_concise(rows: &[PlanRow]) -> String {
     for r in rows {
         let place = match &r.nodepool {
             Some(pool) => format!(
-                "NodePool \"{pool}\", {} type(s), smallest {}",
+                "NodePool \"{pool}\", {} type(s), smallest {}{}",
                 r.fitting_types,
-                r.smallest_type.as_deref().unwrap_or("-")
+                r.smallest_type.as_deref().unwrap_or("-"),
+                match pending_in_batch(r) {
+                    0 => String::new(),
+                    n => format!(", {n} of {} replicas stay Pending", r.replicas),
+                }
             ),
             None => r.reason.clone().unwrap_or_default(),
         };
@@ -382,7 +412,7 @@ pub fn render_markdown(rows: &[PlanRow]) -> String {
             "| {} | `{}` | {} | {} | {} | {} | {} |\n",
             markdown::cell(&workload(r)),
             location(r).replace('`', "'").replace('|', "\\|"),
-            r.replicas,
+            replicas(r),
             markdown::cell(&format!("{} / {}", r.cpu, r.memory)),
             markdown::cell(&nodepool(r)),
             types(r),

@@ -5,16 +5,19 @@
 use super::{Context, Findings, Placed, Rule, Unless};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
+use crate::karpenter::scheduler::{self, PendingWorkload, PodOutcome};
+use crate::karpenter::sim::{Simulator, Verdict};
 use crate::karpenter::topology;
-use crate::model::Object;
+use crate::model::{Object, Span};
 use crate::model::de::Spanned;
-use crate::model::workload::PodAffinityTerm;
+
+use crate::model::workload::{PodAffinityTerm, PodSpec};
 
 declare_rule!(
     UnsatisfiablePodAffinity,
     "unsatisfiable-pod-affinity",
     Error,
-    "required pod (anti-)affinity Karpenter cannot satisfy: more replicas than zones, a target nothing creates, or a key without values"
+    "required pod (anti-)affinity Karpenter cannot satisfy: more replicas than zones or than one node holds, a target nothing creates, or a key without values"
 );
 
 impl Rule for UnsatisfiablePodAffinity {
@@ -96,6 +99,10 @@ impl Rule for UnsatisfiablePodAffinity {
                     f = super::offers_note(f, p, key);
                 }
                 out.push(f);
+            } else if self_selecting && key == topology::LABEL_HOSTNAME {
+                if let Some(f) = first_node_overflow(o, sim, spec, key_span, &karpenter) {
+                    out.push(f);
+                }
             } else if !self_selecting && t.label_selector.is_some() {
                 out.defer(
                     missing_target(obj, term, &karpenter),
@@ -143,4 +150,53 @@ fn missing_target(obj: &Object, term: &Spanned<PodAffinityTerm>, karpenter: &str
     )
     .label("no workload has these labels")
     .help("if the target pods run in the cluster, pass their manifests with `--context`; otherwise fix the label selector or make the affinity `preferredDuringSchedulingIgnoredDuringExecution`")
+}
+
+/// At most this many replicas are placed to find how many share a node: no instance type
+/// runs more pods than this.
+const SIMULATED_REPLICAS: i64 = 1024;
+
+/// Required affinity to the pod's own labels on `kubernetes.io/hostname`: the first replica
+/// opens a NodeClaim and every other one must join it (`TopologyGroup.nextDomainAffinity`
+/// offers only domains that already hold a selected pod), so the replicas beyond what one
+/// node holds stay Pending. Decided by Karpenter's batch ([`scheduler::solve`]) on this
+/// workload alone, as on a fresh rollout onto new nodes.
+fn first_node_overflow(
+    o: &Placed,
+    sim: &Simulator,
+    spec: &PodSpec,
+    key_span: Span,
+    karpenter: &str,
+) -> Option<Finding> {
+    let replicas = o.obj.workload()?.replica_count();
+    if replicas < 2 || !matches!(o.verdict()?, Verdict::Schedules(_)) {
+        return None;
+    }
+    let pending = PendingWorkload::new(sim, o.obj, spec, replicas.min(SIMULATED_REPLICAS))?;
+    let pods = scheduler::solve(sim, std::slice::from_ref(&pending)).pop()?;
+    let scheduled = |p: &PodOutcome| match p {
+        PodOutcome::Scheduled { pool } => Some(*pool),
+        PodOutcome::Pending(_) => None,
+    };
+    let pool = pods.iter().find_map(scheduled)?;
+    let placed = pods.iter().filter_map(scheduled).count() as i64;
+    // Only the affinity term keeps the rest off new nodes; other failures are others' rules.
+    pods.iter().find(|p| {
+        matches!(p, PodOutcome::Pending(Some((_, f))) if f.kind() == "topology")
+    })?;
+    let nodepool = &sim.pools[pool].name;
+    Some(
+        META.finding(
+            o.obj,
+            key_span,
+            format!(
+                "{karpenter}: {replicas} replicas require affinity to their own labels, so all of them must join the first node Karpenter launches for them; a node of NodePool \"{nodepool}\" holds {placed}, so {} replicas stay Pending",
+                replicas - placed
+            ),
+        )
+        .label("every replica on one node")
+        .help(format!(
+            "make this term `preferredDuringSchedulingIgnoredDuringExecution`, co-locate on a wider key such as `topology.kubernetes.io/zone`, or lower replicas or requests so {replicas} pods fit one node (this assumes the replicas start together on new nodes; pods with these labels already running would pin them to their node instead)"
+        )),
+    )
 }
