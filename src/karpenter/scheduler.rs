@@ -240,9 +240,9 @@ struct Claim {
     workloads: Vec<usize>,
     /// Its `kubernetes.io/hostname` domain (`hostname-placeholder-NNNN`).
     hostname: String,
-    /// The most cpu and memory (milli-units) any of its types has left: a pod asking more
+    /// The most cpu, memory and pods (milli-units) any of its types has left: a pod asking more
     /// cannot join, whatever else it asks (a full NodeClaim is passed over at once).
-    headroom: [i128; 2],
+    headroom: [i128; 3],
 }
 
 impl Claim {
@@ -262,13 +262,13 @@ impl Claim {
             ports: Vec::new(),
             workloads: Vec::new(),
             hostname,
-            headroom: [0; 2],
+            headroom: [0; 3],
         };
         claim.headroom = claim.headroom(sim);
         claim
     }
 
-    fn headroom(&self, sim: &Simulator) -> [i128; 2] {
+    fn headroom(&self, sim: &Simulator) -> [i128; 3] {
         let pool = &sim.pools[self.pool];
         HEADROOM.map(|r| {
             self.types
@@ -288,8 +288,9 @@ impl Claim {
     }
 }
 
-/// The resources a NodeClaim's headroom tracks.
-const HEADROOM: [&str; 2] = ["cpu", "memory"];
+/// The resources a NodeClaim's headroom tracks: a NodeClaim often runs out of pods
+/// (`max-pods`) before cpu or memory.
+const HEADROOM: [&str; 3] = ["cpu", "memory", "pods"];
 
 /// The outcome of every replica of every workload, placed in one batch.
 pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutcome>> {
@@ -320,8 +321,15 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
         owned,
         claims: Vec::new(),
         order: Vec::new(),
+        position: Vec::new(),
+        sorted: true,
+        changes: Vec::new(),
+        scanned: std::collections::HashMap::new(),
+        joinable: std::collections::HashMap::new(),
         remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
         within_remaining: vec![None; sim.pools.len()],
+        spent: vec![0; sim.pools.len()],
+        refused_new: std::collections::HashMap::new(),
         memo: OutcomeMemo::default(),
     };
     while let Some(&(w, r)) = queue.front() {
@@ -331,9 +339,8 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
         queue.pop_front();
         match batch.try_schedule(w, &workloads[w]) {
             Ok(pool) => out[w][r] = PodOutcome::Scheduled { pool },
-            Err(failures) => {
-                let first = failures.into_iter().find(|(_, f)| !f.skips_pool());
-                out[w][r] = PodOutcome::Pending(first);
+            Err(first) => {
+                out[w][r] = PodOutcome::Pending(first.map(|b| *b));
                 queue.push_back((w, r));
                 pushed_at.insert((w, r), queue.len());
             }
@@ -366,24 +373,48 @@ struct Batch<'s, 'a, 'c> {
     claims: Vec<Claim>,
     /// The NodeClaims in the order `Scheduler.add` last sorted them.
     order: Vec<usize>,
+    /// Each NodeClaim's place in `order`.
+    position: Vec<usize>,
+    /// Whether `order` is sorted: sorting again changes nothing until a NodeClaim is made
+    /// or takes a pod.
+    sorted: bool,
+    /// The NodeClaims in the order they were made or took a pod, one entry each time.
+    changes: Vec<usize>,
+    /// Per (workload, relaxation step) no topology group concerns, how long `changes` was
+    /// when every NodeClaim last refused its pod. For such a pod `can_add` depends on the
+    /// NodeClaim alone, so only the NodeClaims changed since need asking: the other
+    /// replicas, and the same pods on the queue's next pass, skip the rest.
+    scanned: std::collections::HashMap<(usize, usize), usize>,
+    /// Per (workload, relaxation step), the pools whose NodeClaims may take its pods: those
+    /// whose taints it tolerates and whose requirements it intersects. A NodeClaim's
+    /// requirements narrow its pool's, so a pool the pod conflicts with has no NodeClaim it
+    /// fits.
+    joinable: std::collections::HashMap<(usize, usize), std::rc::Rc<[bool]>>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, whether some type is within what is left of its limits, once asked (reset
     /// when a NodeClaim spends them): pods that keep failing on a spent pool do not scan
     /// its types again.
     within_remaining: Vec<Option<bool>>,
+    /// Per pool, how many NodeClaims have spent its limits.
+    spent: Vec<u32>,
+    /// Per (workload, relaxation step), what each pool is known to decide of a new
+    /// NodeClaim for its pods, with the pool's `spent` then: everything but topology
+    /// depends on what is left of the pool's limits alone.
+    refused_new: std::collections::HashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
 }
 
 impl<'s, 'c> Batch<'s, '_, 'c> {
     /// One pod of workload `w`: each relaxation step in turn, on a planned NodeClaim, else
-    /// on a new one (`trySchedule` → `add`).
+    /// on a new one (`trySchedule` → `add`). Its pool, or the first failure of its last
+    /// step that Karpenter's error shows ([`PodOutcome::Pending`]).
     fn try_schedule(
         &mut self,
         w: usize,
         pod: &PendingWorkload,
-    ) -> Result<usize, Vec<(usize, Failure)>> {
-        let mut last = Vec::new();
+    ) -> Result<usize, Shown> {
+        let mut last = None;
         for (k, step) in pod.steps.iter().enumerate() {
             let owned = match self.owned.get(&(w, k)) {
                 Some(owned) => owned.clone(),
@@ -395,12 +426,12 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
                     owned
                 }
             };
-            if let Some(pool) = self.add_to_inflight(w, pod, step, &owned) {
+            if let Some(pool) = self.add_to_inflight((w, k), pod, step, &owned) {
                 return Ok(pool);
             }
-            match self.add_to_new(w, pod, step, &owned) {
+            match self.add_to_new((w, k), pod, step, &owned) {
                 Ok(pool) => return Ok(pool),
-                Err(failures) => last = failures,
+                Err(first) => last = first,
             }
         }
         Err(last)
@@ -410,40 +441,114 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     /// pod.
     fn add_to_inflight(
         &mut self,
-        w: usize,
+        (w, k): (usize, usize),
         pod: &PendingWorkload,
         step: &Step,
         owned: &[usize],
     ) -> Option<usize> {
-        // `add` sorts the NodeClaims in place by their pod count each time: equal counts keep
-        // the order the previous sorts left (Go's `sort.Slice` is an insertion sort, so
-        // stable, up to 12 NodeClaims; beyond, its pattern-defeating quicksort is not, and
-        // a stable sort stands for it).
-        let mut order = std::mem::take(&mut self.order);
-        order.sort_by_key(|&c| self.claims[c].workloads.len());
-        self.order = order.clone();
-        for c in order {
+        self.sort_claims();
+        let joinable = self.joinable_pools((w, k), pod, step);
+        if !joinable.contains(&true) {
+            return None;
+        }
+        let remembered = owned.is_empty() && !self.topology.inversely_selected(w);
+        let changed = match self.scanned.get(&(w, k)) {
+            Some(&mark) if remembered => Some(self.changed_since(mark)),
+            _ => None,
+        };
+        let asked = changed.as_ref().unwrap_or(&self.order).len();
+        for i in 0..asked {
+            let c = changed.as_ref().unwrap_or(&self.order)[i];
             let claim = &self.claims[c];
+            if !joinable[claim.pool] {
+                continue;
+            }
             if let Some((requirements, types)) = self.can_add(claim, w, pod, step, owned) {
-                let pool = &self.sim.pools[self.claims[c].pool];
-                let taints = pool.taints.iter().map(|(t, _)| t);
-                let claim = &self.claims[c];
-                self.topology
-                    .add(w, &requirements, &claim.hostname, taints, pool.flavor);
-                let claim = &mut self.claims[c];
-                claim.requirements = requirements;
-                claim.types = indices(&types);
-                let pool = &self.sim.pools[claim.pool];
-                claim
-                    .requests
-                    .add(&self.sim.judged_requests(pool, &pod.requests.total));
-                claim.ports.extend(pod.host_ports.iter().cloned());
-                claim.workloads.push(w);
-                claim.headroom = claim.headroom(self.sim);
-                return Some(claim.pool);
+                return Some(self.join(c, w, pod, requirements, &types));
             }
         }
+        if remembered {
+            self.scanned.insert((w, k), self.changes.len());
+        }
         None
+    }
+
+    /// `add` sorts the NodeClaims in place by their pod count each time: equal counts keep
+    /// the order the previous sorts left (Go's `sort.Slice` is an insertion sort, so
+    /// stable, up to 12 NodeClaims; beyond, its pattern-defeating quicksort is not, and a
+    /// stable sort stands for it).
+    fn sort_claims(&mut self) {
+        if self.sorted {
+            return;
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.sort_by_key(|&c| self.claims[c].workloads.len());
+        self.position.resize(self.claims.len(), 0);
+        for (i, &c) in order.iter().enumerate() {
+            self.position[c] = i;
+        }
+        self.order = order;
+        self.sorted = true;
+    }
+
+    /// The NodeClaims made or changed since `changes` was `mark` long, in `order`.
+    fn changed_since(&self, mark: usize) -> Vec<usize> {
+        let mut changed = self.changes[mark..].to_vec();
+        changed.sort_unstable_by_key(|&c| self.position[c]);
+        changed.dedup();
+        changed
+    }
+
+    /// The pools whose NodeClaims may take pods of workload `w` at relaxation step `k`:
+    /// those whose taints they tolerate and whose requirements they intersect. A
+    /// NodeClaim's requirements narrow its pool's, so a pool the pod conflicts with has no
+    /// NodeClaim it fits.
+    fn joinable_pools(
+        &mut self,
+        (w, k): (usize, usize),
+        pod: &PendingWorkload,
+        step: &Step,
+    ) -> std::rc::Rc<[bool]> {
+        let sim = self.sim;
+        let pools = self.joinable.entry((w, k)).or_insert_with(|| {
+            let pns = step.attempt.tolerates_prefer_no_schedule;
+            (sim.pools.iter())
+                .map(|p| {
+                    sim::first_untolerated(&pod.tolerations, &p.taints, pns).is_none()
+                        && p.requirements.intersects_ok(&step.attempt.requirements)
+                })
+                .collect()
+        });
+        pools.clone()
+    }
+
+    /// `NodeClaim.Add`: the pod joins NodeClaim `c`, which narrows to `requirements` and
+    /// `types`; its pool.
+    fn join(
+        &mut self,
+        c: usize,
+        w: usize,
+        pod: &PendingWorkload,
+        requirements: Requirements,
+        types: &[PoolType],
+    ) -> usize {
+        let claim = &self.claims[c];
+        let pool = &self.sim.pools[claim.pool];
+        let taints = pool.taints.iter().map(|(t, _)| t);
+        self.topology
+            .add(w, &requirements, &claim.hostname, taints, pool.flavor);
+        let claim = &mut self.claims[c];
+        claim.requirements = requirements;
+        claim.types = indices(types);
+        claim
+            .requests
+            .add(&self.sim.judged_requests(pool, &pod.requests.total));
+        claim.ports.extend(pod.host_ports.iter().cloned());
+        claim.workloads.push(w);
+        claim.headroom = claim.headroom(self.sim);
+        self.sorted = false;
+        self.changes.push(c);
+        claim.pool
     }
 
     /// `NodeClaim.CanAdd` on a planned NodeClaim: its taints, its requirements so far, the
@@ -516,7 +621,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         pool: usize,
         node: &Requirements,
         hostname: &str,
-    ) -> Result<Requirements, Box<Failure>> {
+    ) -> Result<Requirements, Box<topology::Refusal<'_>>> {
         if owned.is_empty() && !self.topology.inversely_selected(w) {
             return Ok(Requirements::new());
         }
@@ -536,49 +641,113 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     /// stages take the pod; its NodeClaim charges the largest capacity of its options.
     fn add_to_new(
         &mut self,
-        w: usize,
+        (w, k): (usize, usize),
         pod: &PendingWorkload,
         step: &Step,
         owned: &[usize],
-    ) -> Result<usize, Vec<(usize, Failure)>> {
-        let mut failures = Vec::new();
+    ) -> Result<usize, Shown> {
+        let remembered = owned.is_empty() && !self.topology.inversely_selected(w);
+        let mut refused =
+            (self.refused_new.remove(&(w, k))).unwrap_or_else(|| vec![None; self.sim.pools.len()]);
+        // The first refusal Karpenter's error shows: pools it skipped are not in it.
+        let mut first = None;
         let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
-        for i in 0..self.sim.pools.len() {
+        let mut placed = None;
+        for (i, entry) in refused.iter_mut().enumerate() {
+            let spent = self.spent[i];
+            // Pools after the first refusal matter only if they take the pod.
+            let shown = |first: &mut Option<(usize, Failure)>, f: &Failure| {
+                if first.is_none() && !f.skips_pool() {
+                    *first = Some((i, f.clone()));
+                }
+            };
+            let known = match entry {
+                Some((at, known)) if *at == spent => known,
+                _ => &mut entry.insert((spent, self.learn(i, remembered, pod, step))).1,
+            };
+            match known {
+                Known::Refuses(f) => {
+                    shown(&mut first, f);
+                    continue;
+                }
+                Known::RefusesWhateverTopology if first.is_some() => continue,
+                _ => {}
+            }
             match self.new_claim(i, w, pod, (step, owned), &hostname) {
                 Ok((types, requirements)) => {
-                    let pool = &self.sim.pools[i];
-                    self.remaining[i] = subtract_max(&self.remaining[i], &types);
-                    self.within_remaining[i] = None;
-                    let requests = self.sim.judged_requests(pool, &pod.requests.total);
-                    let taints = pool.taints.iter().map(|(t, _)| t);
-                    self.topology
-                        .add(w, &requirements, &hostname, taints, pool.flavor);
-                    let mut claim =
-                        Claim::new(self.sim, i, requirements, &types, requests, hostname);
-                    claim.ports = pod.host_ports.clone();
-                    claim.workloads.push(w);
-                    self.order.push(self.claims.len());
-                    self.claims.push(claim);
-                    return Ok(i);
+                    self.open_claim(i, w, pod, (types, requirements), hostname);
+                    placed = Some(i);
+                    break;
                 }
-                Err(f) => failures.push((i, *f)),
+                Err(f) => {
+                    shown(&mut first, &f);
+                    if remembered {
+                        *known = Known::Refuses(*f);
+                    }
+                }
             }
         }
-        Err(failures)
+        self.refused_new.insert((w, k), refused);
+        placed.ok_or(first.map(Box::new))
     }
 
-    /// Pool `i`'s verdict on a new NodeClaim for the pod: what Karpenter decided of the
-    /// pool before the batch, what is left of its limits, then the simulator's stages with
-    /// the domains topology leaves between requirements and instance types
-    /// (`tryVolumeAlternative`). The types that fit and the NodeClaim's requirements.
-    fn new_claim(
+    /// What pool `i` decides of a new NodeClaim for the pod while its limits stay as they
+    /// are: its own stages' refusal, else (when topology concerns the pod) whether any type
+    /// is left before topology narrows the requirements.
+    fn learn(&mut self, i: usize, remembered: bool, pod: &PendingWorkload, step: &Step) -> Known {
+        if let Err(f) = self.pool_stages(i, pod, step) {
+            return Known::Refuses(*f);
+        }
+        if remembered {
+            return Known::PassesUntilTopology;
+        }
+        // Whether a type is left, not which: the first settles it.
+        let data = PodData {
+            exhaustive: false,
+            ..self.pod_data(i, pod, &step.attempt)
+        };
+        match self.sim.instance_types(i, &data) {
+            Ok(_) => Known::PassesUntilTopology,
+            Err(_) => Known::RefusesWhateverTopology,
+        }
+    }
+
+    /// A new NodeClaim of pool `i` for the pod, with the `types` and `requirements` its
+    /// stages left: it spends the pool's limits (`subtractMax`).
+    fn open_claim(
         &mut self,
         i: usize,
         w: usize,
         pod: &PendingWorkload,
-        (step, owned): (&Step, &[usize]),
-        hostname: &str,
-    ) -> Result<(Vec<PoolType<'s, 'c>>, Requirements), Box<Failure>> {
+        (types, requirements): (Vec<PoolType>, Requirements),
+        hostname: String,
+    ) {
+        let pool = &self.sim.pools[i];
+        self.remaining[i] = subtract_max(&self.remaining[i], &types);
+        self.within_remaining[i] = None;
+        self.spent[i] += 1;
+        let requests = self.sim.judged_requests(pool, &pod.requests.total);
+        let taints = pool.taints.iter().map(|(t, _)| t);
+        self.topology
+            .add(w, &requirements, &hostname, taints, pool.flavor);
+        let mut claim = Claim::new(self.sim, i, requirements, &types, requests, hostname);
+        claim.ports = pod.host_ports.clone();
+        claim.workloads.push(w);
+        self.order.push(self.claims.len());
+        self.sorted = false;
+        self.changes.push(self.claims.len());
+        self.claims.push(claim);
+    }
+
+    /// What pool `i` decides of a new NodeClaim for the pod before topology: what Karpenter
+    /// decided of the pool before the batch, what is left of its limits, then the
+    /// simulator's taint and requirement stages. It depends on the pool's `spent` alone.
+    fn pool_stages(
+        &mut self,
+        i: usize,
+        pod: &PendingWorkload,
+        step: &Step,
+    ) -> Result<(), Box<Failure>> {
         if let Some(f) = self.sim.gate(i) {
             return Err(Box::new(f.clone()));
         }
@@ -590,32 +759,80 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         if !some_type_left {
             return Err(Box::new(Failure::AllTypesExceedLimits));
         }
-        let mut data = PodData {
+        self.sim
+            .claim_stages(i, &self.pod_data(i, pod, &step.attempt))
+    }
+
+    /// The pod as the simulator's stages read it, on a new NodeClaim of pool `i`.
+    fn pod_data<'d>(
+        &'d self,
+        i: usize,
+        pod: &'d PendingWorkload,
+        attempt: &'d Attempt,
+    ) -> PodData<'d> {
+        PodData {
             replicas_span: None,
-            attempt: &step.attempt,
+            attempt,
             tolerations: &pod.tolerations,
             tolerations_span: None,
             requests: &pod.requests,
             host_ports: &pod.host_ports,
             replicas: 1,
             exhaustive: true,
-            remaining: Some(remaining),
+            remaining: Some(&self.remaining[i]),
             id: usize::MAX - 1,
             memo: &self.memo,
-        };
-        self.sim.claim_stages(i, &data)?;
+        }
+    }
+
+    /// Pool `i`'s verdict on a new NodeClaim for a pod its [`Batch::pool_stages`] passed:
+    /// the domains topology leaves, between requirements and instance types
+    /// (`tryVolumeAlternative`). The types that fit and the NodeClaim's requirements.
+    fn new_claim(
+        &self,
+        i: usize,
+        w: usize,
+        pod: &PendingWorkload,
+        (step, owned): (&Step, &[usize]),
+        hostname: &str,
+    ) -> Result<(Vec<PoolType<'s, 'c>>, Requirements), Box<Failure>> {
+        let pool = &self.sim.pools[i];
         let mut requirements = pool.requirements.clone();
         requirements.add_all(&step.attempt.requirements);
-        let topology = self.topology_requirements(w, step, owned, i, &requirements, hostname)?;
+        let topology = self
+            .topology_requirements(w, step, owned, i, &requirements, hostname)
+            .map_err(|r| Box::new(r.failure()))?;
         if topology.is_empty() {
+            let data = self.pod_data(i, pod, &step.attempt);
             return Ok((self.sim.instance_types(i, &data)?, requirements));
         }
         requirements.add_all(&topology);
         let mut narrowed = step.attempt.clone();
         narrowed.requirements.add_all(&topology);
-        data.attempt = &narrowed;
+        let data = self.pod_data(i, pod, &narrowed);
         Ok((self.sim.instance_types(i, &data)?, requirements))
     }
+}
+
+/// The failure a pending pod's error starts with, and its pool ([`PodOutcome::Pending`]).
+type Shown = Option<Box<(usize, Failure)>>;
+
+/// Per pool, what it is known to decide and its `spent` then.
+type PoolsKnown = Vec<Option<(u32, Known)>>;
+
+/// What a pool is known to decide of a new NodeClaim for a (workload, relaxation step),
+/// while its limits stay as they were.
+#[derive(Clone)]
+enum Known {
+    /// It refuses, with this failure: the pool's own stages refuse, or no topology group
+    /// concerns the pod.
+    Refuses(Failure),
+    /// No instance type is left even before topology narrows the requirements, so it
+    /// refuses whatever domains topology leaves (with a failure that may depend on them).
+    RefusesWhateverTopology,
+    /// Its own stages pass: the rest is decided on each try (the instance types, or, when
+    /// topology concerns the pod, the domains topology leaves them).
+    PassesUntilTopology,
 }
 
 /// The catalog indices of `types`.

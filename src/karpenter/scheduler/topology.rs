@@ -432,15 +432,26 @@ impl Group {
             .cloned()
             .collect()
     }
+}
 
-    /// The `topologyError` of a pod this group leaves no domain.
-    fn error(&self, pod_domains: &Requirement, node_domains: &Requirement) -> Failure {
+/// A group that leaves a pod no domain, with the domains it was asked about: the
+/// `topologyError`, written out only when the caller keeps it (a pod tried on a planned
+/// NodeClaim drops it).
+pub struct Refusal<'g> {
+    group: &'g Group,
+    pod_domains: Requirement,
+    node_domains: Requirement,
+}
+
+impl Refusal<'_> {
+    /// The `topologyError` of the pod.
+    pub fn failure(&self) -> Failure {
         Failure::Topology {
-            constraint: self.term.kind.as_str(),
-            key: self.term.key.clone(),
-            counts: pretty_map(&self.domains, 25),
-            pod_domains: pod_domains.to_string(),
-            node_domains: node_domains.to_string(),
+            constraint: self.group.term.kind.as_str(),
+            key: self.group.term.key.clone(),
+            counts: pretty_map(&self.group.domains, 25),
+            pod_domains: self.pod_domains.to_string(),
+            node_domains: self.node_domains.to_string(),
         }
     }
 }
@@ -580,7 +591,7 @@ impl Topology {
         hostname: &str,
         taints: impl IntoIterator<Item = &'t Taint> + Clone,
         flavor: LabelFlavor,
-    ) -> Result<Requirements, Box<Failure>> {
+    ) -> Result<Requirements, Box<Refusal<'_>>> {
         let pod = &self.pods[w];
         let inverse = self.inverse_selecting[w]
             .iter()
@@ -592,8 +603,15 @@ impl Topology {
             let pod_domains = strict.get_or_exists(key);
             let node_domains = domains_of(node, key, hostname);
             let domains = group.get(pod, &pod_domains, &node_domains);
+            let refusal = |pod_domains, node_domains| {
+                Box::new(Refusal {
+                    group,
+                    pod_domains,
+                    node_domains,
+                })
+            };
             if domains.operator() == Operator::DoesNotExist {
-                return Err(Box::new(group.error(&pod_domains, &node_domains)));
+                return Err(refusal(pod_domains, node_domains));
             }
             if key != LABEL_HOSTNAME {
                 out.add(domains);
@@ -601,7 +619,7 @@ impl Topology {
                 // `Compatible` check on the topology requirements).
                 let left = out.get(key).map(|r| r.intersection(&node_domains));
                 if left.is_some_and(|r| r.is_empty()) {
-                    return Err(Box::new(group.error(&pod_domains, &node_domains)));
+                    return Err(refusal(pod_domains, node_domains));
                 }
             }
         }
