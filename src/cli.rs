@@ -676,7 +676,6 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             .map(|c| c.to_facts())
             .unwrap_or_default(),
         plan: false,
-        plan_batch: false,
         export_instance_types: false,
         kustomize: args.kustomize.or(cfg.kustomize).unwrap_or_default(),
     };
@@ -704,7 +703,6 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn)
         2
     })?;
     opts.plan = mode == Mode::Plan;
-    opts.plan_batch = opts.plan && args.format.contains(&Format::Json);
     opts.export_instance_types = mode == Mode::InstanceTypes;
     // Progress only for a person watching: never in pipes, CI logs or machine formats.
     crate::progress::ENABLED.store(

@@ -345,9 +345,9 @@ fn plan_shows_where_each_workload_lands() {
     );
 }
 
-/// `plan --format json` places every replica as Karpenter places a batch: two pods that bind
-/// one host port never share a node, and the first NodeClaim spends the NodePool's whole
-/// `limits.cpu: 2` (it may launch a 2-vCPU type), so the second replica stays pending.
+/// `plan` places every replica as Karpenter places a batch: two pods that bind one host port
+/// never share a node, and the first NodeClaim spends the NodePool's whole `limits.cpu: 2`
+/// (it may launch a 2-vCPU type), so the second replica stays pending.
 #[test]
 fn plan_lists_each_replica_of_the_batch() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -370,6 +370,26 @@ fn plan_lists_each_replica_of_the_batch() {
     assert_eq!(pods[0]["nodepool"], "np");
     assert_eq!(pods[1]["outcome"], "pending");
     assert_eq!(pods[1]["kind"], "limits");
+    // The table counts the replica the batch leaves Pending, and `plan` fails on it.
+    assert_eq!(out.status.code(), Some(1));
+    let out = karplint()
+        .args(["plan", "--no-color"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("  2 (1 pending)  "), "{table}");
+    assert!(
+        table.contains("; 1 replica(s) of scheduling workloads stay Pending"),
+        "{table}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{table}");
+    let out = karplint()
+        .args(["plan", "--fail-on", "never"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
 }
 
 /// The hidden `debug instance-types` prints what the simulator assumes of each NodePool's

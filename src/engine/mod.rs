@@ -54,11 +54,9 @@ pub struct LintOptions {
     pub rules: BTreeMap<String, Level>,
     /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
     pub instance_types: Option<PathBuf>,
-    /// Build the `karplint plan` rows (every fitting instance type counted).
+    /// Build the `karplint plan` rows (every fitting instance type counted), and place
+    /// every row's replicas in one batch, as Karpenter's scheduler would (the rows' `pods`).
     pub plan: bool,
-    /// With `plan`: place every row's replicas in one batch, as Karpenter's scheduler
-    /// would (the rows' `pods`; only the JSON plan shows them).
-    pub plan_batch: bool,
     /// Export the instance types each NodePool can launch (`karplint debug instance-types`).
     pub export_instance_types: bool,
     /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
@@ -81,7 +79,6 @@ impl Default for LintOptions {
             rules: BTreeMap::new(),
             cluster: ClusterFacts::default(),
             plan: false,
-            plan_batch: false,
             export_instance_types: false,
             kustomize: crate::kustomize::Mode::Auto,
         }

@@ -56,7 +56,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
     findings.extend(rules::check_run(cx, &workloads, checked.findings.deferred));
     checked.rows.sort_unstable_by_key(|(key, _)| *key);
     checked.pending.sort_unstable_by_key(|(key, _)| *key);
-    if let (true, Some(sim)) = (opts.plan_batch, &cx.sim) {
+    if let (true, Some(sim)) = (opts.plan, &cx.sim) {
         report::plan::add_pods(&mut checked.rows, checked.pending, sim);
     }
     let plan = checked.rows.into_iter().map(|(_, row)| row).collect();

@@ -409,11 +409,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
     /// One pod of workload `w`: each relaxation step in turn, on a planned NodeClaim, else
     /// on a new one (`trySchedule` → `add`). Its pool, or the first failure of its last
     /// step that Karpenter's error shows ([`PodOutcome::Pending`]).
-    fn try_schedule(
-        &mut self,
-        w: usize,
-        pod: &PendingWorkload,
-    ) -> Result<usize, Shown> {
+    fn try_schedule(&mut self, w: usize, pod: &PendingWorkload) -> Result<usize, Shown> {
         let mut last = None;
         for (k, step) in pod.steps.iter().enumerate() {
             let owned = match self.owned.get(&(w, k)) {
@@ -663,7 +659,11 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
             };
             let known = match entry {
                 Some((at, known)) if *at == spent => known,
-                _ => &mut entry.insert((spent, self.learn(i, remembered, pod, step))).1,
+                _ => {
+                    &mut entry
+                        .insert((spent, self.learn(i, remembered, pod, step)))
+                        .1
+                }
             };
             match known {
                 Known::Refuses(f) => {
