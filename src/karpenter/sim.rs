@@ -700,8 +700,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
         self.version
     }
 
-    /// Whether DaemonSet `obj` runs on the nodes of pool `pool`, as its overhead is counted
-    /// ([`daemon_runs_on`]).
+    /// Whether DaemonSet `obj` runs on the nodes of pool `pool`: on the pool's template, as
+    /// its overhead is counted ([`daemon_runs_on`]), and on the labels of at least one of
+    /// the pool's instance types.
     pub fn daemonset_runs_on(&self, pool: usize, obj: &Object) -> bool {
         let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
             return false;
@@ -709,11 +710,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let Some(attempt) = pod::attempts(obj, spec).ok().and_then(|mut a| a.pop()) else {
             return false;
         };
-        daemon_runs_on(
-            &self.pools[pool],
-            &pod::tolerations(spec, self.admission),
-            &attempt,
-        )
+        let p = &self.pools[pool];
+        // The pool's requirements, then its types' own labels: a Windows AMI family makes
+        // every type `kubernetes.io/os=windows` without the NodePool saying so.
+        let reqs = &attempt.requirements;
+        daemon_runs_on(p, &pod::tolerations(spec, self.admission), &attempt)
+            && (reqs.is_empty() || p.usable_types().any(|t| t.requirements.intersects_ok(reqs)))
     }
 
     /// DaemonSet overhead on one instance type of a pool (§6.4).
