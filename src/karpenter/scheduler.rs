@@ -345,6 +345,12 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
                 pushed_at.insert((w, r), queue.len());
             }
         }
+        // A workload's pods come one after another in the queue: what the batch learnt of
+        // them is of no use once the next pod is another's (a large batch would otherwise
+        // keep a verdict per pool for every workload).
+        if queue.front().is_none_or(|&(next, _)| next != w) {
+            batch.forget(w, workloads[w].steps.len());
+        }
     }
     out
 }
@@ -516,6 +522,15 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
                 .collect()
         });
         pools.clone()
+    }
+
+    /// Drops what was learnt of workload `w`'s pods at each of its `steps`.
+    fn forget(&mut self, w: usize, steps: usize) {
+        for k in 0..steps {
+            self.refused_new.remove(&(w, k));
+            self.scanned.remove(&(w, k));
+            self.joinable.remove(&(w, k));
+        }
     }
 
     /// `NodeClaim.Add`: the pod joins NodeClaim `c`, which narrows to `requirements` and
