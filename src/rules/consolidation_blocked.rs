@@ -91,8 +91,10 @@ fn selected<'w>(obj: &Object, pdb: &PdbSpec, workloads: &'w Workloads) -> Select
         // A null selector selects no pods.
         return Selection::default();
     };
+    // DaemonSet pods are evicted and their budgets consulted like any other
+    // (`StateNode.ValidatePodsDisruptable` reads every pod of the node).
     let drained = |w: &&WorkloadFacts| match w.kind {
-        Kind::DaemonSet | Kind::Job | Kind::CronJob => false,
+        Kind::Job | Kind::CronJob => false,
         Kind::Crd(c) => c.long_running(),
         _ => true,
     };
@@ -205,9 +207,6 @@ fn blocking_pdb(
     } else {
         return None;
     };
-    if !workloads.is_empty() && workloads.iter().all(|w| w.kind == Kind::DaemonSet) {
-        return None;
-    }
     let key = pdb_key(obj);
     let mut f = META.finding(obj,
         span,
@@ -223,9 +222,13 @@ fn blocking_pdb(
             w,
             span,
             format!(
-                "{} \"{}\" is selected by this budget",
+                "{} \"{}\" is selected by this budget{}",
                 w.kind_name(),
-                w.name()
+                w.name(),
+                match w.kind {
+                    Kind::DaemonSet => ": it runs a pod on every node it fits, so none of them is disrupted",
+                    _ => "",
+                }
             ),
         );
     }
