@@ -45,7 +45,8 @@ var P = struct {
 	SecondSpread      float64 // a second spread constraint (the other key)
 	MinDomains        float64 // minDomains on a DoNotSchedule spread
 	AntiAffinity      float64 // pod anti-affinity on itself
-	AntiRequired      float64 // anti-affinity is required (else preferred)
+	AntiRequired      float64 // anti-affinity (or affinity) is required (else preferred)
+	Affinity          float64 // pod affinity on itself (drawn last, so it leaves earlier draws)
 	HostPort          float64 // Deployment container hostPort
 	IgnoredPod        float64 // pod requires karpenter.sh/nodepool DoesNotExist (Karpenter ignores it)
 }{
@@ -85,6 +86,7 @@ var P = struct {
 	MinDomains:        0.15,
 	AntiAffinity:      0.15,
 	AntiRequired:      0.7,
+	Affinity:          0.05,
 	HostPort:          0.12,
 	IgnoredPod:        0.02,
 }

@@ -211,9 +211,9 @@ func checkPod(name string, p *Pod) []string {
 			}
 		}
 	}
-	for _, a := range p.AntiAffinity {
+	for _, a := range append(p.AntiAffinity, p.Affinity...) {
 		if a.Weight < 0 || a.Weight > 100 {
-			bad("anti-affinity weight %d", a.Weight)
+			bad("(anti-)affinity weight %d", a.Weight)
 		}
 	}
 	for _, tol := range p.Tolerations {

@@ -59,7 +59,7 @@ type Spread struct {
 	MinDomains int    // 0 = absent; only with DoNotSchedule
 }
 
-// AntiAffinity is a pod anti-affinity term selecting the workload's own pods.
+// AntiAffinity is a pod affinity or anti-affinity term selecting the workload's own pods.
 type AntiAffinity struct {
 	Key    string
 	Weight int // 0 = required, else preferred with this weight
@@ -75,7 +75,8 @@ type Pod struct {
 	Tolerations  []Toleration
 	Spreads      []Spread
 	AntiAffinity []AntiAffinity
-	HostPort     int // 0 = none
+	Affinity     []AntiAffinity // pod affinity to its own pods
+	HostPort     int            // 0 = none
 }
 
 // Workload is a DaemonSet or Deployment.

@@ -123,6 +123,13 @@ func podFeatures(f map[string]bool, prefix string, p *Pod) {
 		}
 		f[prefix+"antiAffinity "+shortKey(a.Key)+" "+kind] = true
 	}
+	for _, a := range p.Affinity {
+		kind := "required"
+		if a.Weight > 0 {
+			kind = "preferred"
+		}
+		f[prefix+"affinity "+shortKey(a.Key)+" "+kind] = true
+	}
 	f[prefix+"hostPort"] = f[prefix+"hostPort"] || p.HostPort > 0
 }
 

@@ -59,6 +59,9 @@ func (g *gen) deployment(i int) Workload {
 	if g.chance(P.HostPort) {
 		p.HostPort = atoi(g.pickW(hostPorts))
 	}
+	if g.chance(P.Affinity) {
+		p.Affinity = []AntiAffinity{g.antiAffinity()}
+	}
 	return wl
 }
 

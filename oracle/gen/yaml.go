@@ -232,13 +232,17 @@ func (w *writer) tolerations(indent int, ts []Toleration) {
 }
 
 func (w *writer) affinity(indent int, app string, p *Pod) {
-	if len(p.Required) == 0 && len(p.Preferred) == 0 && len(p.AntiAffinity) == 0 {
+	if len(p.Required) == 0 && len(p.Preferred) == 0 && len(p.AntiAffinity) == 0 && len(p.Affinity) == 0 {
 		return
 	}
 	w.line(indent, "affinity:")
 	if len(p.Required) > 0 || len(p.Preferred) > 0 {
 		w.line(indent+1, "nodeAffinity:")
 		w.nodeAffinity(indent+2, p)
+	}
+	if len(p.Affinity) > 0 {
+		w.line(indent+1, "podAffinity:")
+		w.podAntiAffinity(indent+2, app, p.Affinity)
 	}
 	if len(p.AntiAffinity) > 0 {
 		w.line(indent+1, "podAntiAffinity:")

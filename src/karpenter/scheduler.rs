@@ -594,6 +594,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         let topology = self
             .topology_requirements(w, step, owned, claim.pool, &requirements, &claim.hostname)
             .ok()?;
+        topology_fits(&requirements, &topology, pool.flavor, &pod.requests).ok()?;
         requirements.add_all(&topology);
         if !self.sim.offered(claim.pool).allow(&[&requirements]) {
             return None;
@@ -821,6 +822,7 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
             let data = self.pod_data(i, pod, &step.attempt);
             return Ok((self.sim.instance_types(i, &data)?, requirements));
         }
+        topology_fits(&requirements, &topology, pool.flavor, &pod.requests)?;
         requirements.add_all(&topology);
         let mut narrowed = step.attempt.clone();
         narrowed.requirements.add_all(&topology);
@@ -848,6 +850,33 @@ enum Known {
     /// Its own stages pass: the rest is decided on each try (the instance types, or, when
     /// topology concerns the pod, the domains topology leaves them).
     PassesUntilTopology,
+}
+
+/// `NodeClaim.CanAdd` after `Topology.AddRequirements`: the NodeClaim's requirements must
+/// be compatible with them with the domains added (an incompatible-requirements error
+/// otherwise), and domains two groups leave disjoint fit no instance type (Karpenter's
+/// requirement becomes `DoesNotExist`, and its error the "no instance type met …" one).
+fn topology_fits(
+    requirements: &Requirements,
+    topology: &Requirements,
+    flavor: super::requirements::LabelFlavor,
+    requests: &Requests,
+) -> Result<(), Box<Failure>> {
+    let mut with = requirements.clone();
+    with.add_all(topology);
+    requirements
+        .compatible_with(&with, flavor)
+        .map_err(|e| Box::new(Failure::Requirements(e)))?;
+    if topology
+        .keys()
+        .any(|k| with.get(k).is_some_and(|r| r.is_empty()))
+    {
+        return Err(Box::new(Failure::NoRequiredOffering {
+            requirements: Requirements::new(),
+            requests: requests.total.clone(),
+        }));
+    }
+    Ok(())
 }
 
 /// The catalog indices of `types`.

@@ -60,18 +60,18 @@ func (t Timing) MarshalJSON() ([]byte, error) {
 
 // Scenario is the outcome of one scenario.
 type Scenario struct {
-	Name        string                  `json:"scenario"`
-	Dir         string                  `json:"-"`
-	Agree       bool                    `json:"agree"`
-	Error       string                  `json:"error,omitempty"`
-	Pods        []verdict.Comparison    `json:"pods"`
-	NodePools   []karpsim.NodePoolState `json:"karpenterNodePools"`
-	Conversion  map[string]any          `json:"conversion,omitempty"`
+	Name       string                  `json:"scenario"`
+	Dir        string                  `json:"-"`
+	Agree      bool                    `json:"agree"`
+	Error      string                  `json:"error,omitempty"`
+	Pods       []verdict.Comparison    `json:"pods"`
+	NodePools  []karpsim.NodePoolState `json:"karpenterNodePools"`
+	Conversion map[string]any          `json:"conversion,omitempty"`
 	// KarpenterRuns is how many times Karpenter ran before it agreed, when the first run
 	// did not (see Reruns).
-	KarpenterRuns int `json:"karpenterRuns,omitempty"`
-	Timing      Timing                  `json:"timing"`
-	plan, types []byte
+	KarpenterRuns int    `json:"karpenterRuns,omitempty"`
+	Timing        Timing `json:"timing"`
+	plan, types   []byte
 }
 
 // Reruns is how many more times Karpenter runs on a scenario whose first run disagrees.

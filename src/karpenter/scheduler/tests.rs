@@ -49,8 +49,8 @@ spec:
     )
 }
 
-/// Each Deployment's pods: the NodePool of each scheduled one, `None` for a pending one.
-fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
+/// Each Deployment's pods as the batch places them, and the NodePools' names.
+fn outcomes(yaml: &str) -> (Vec<Vec<PodOutcome>>, Vec<String>) {
     let objects = crate::parse::parse_source(0, yaml, false, false).objects;
     let index = Index::new(&objects);
     let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
@@ -67,12 +67,18 @@ fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
             .expect("provisionable")
         })
         .collect();
-    solve(&sim, &workloads)
-        .into_iter()
+    let names = sim.pools.iter().map(|p| p.name.clone()).collect();
+    (solve(&sim, &workloads), names)
+}
+
+/// Each Deployment's pods: the NodePool of each scheduled one, `None` for a pending one.
+fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
+    let (outcomes, names) = outcomes(yaml);
+    (outcomes.into_iter())
         .map(|pods| {
             pods.into_iter()
                 .map(|p| match p {
-                    PodOutcome::Scheduled { pool } => Some(sim.pools[pool].name.clone()),
+                    PodOutcome::Scheduled { pool } => Some(names[pool].clone()),
                     PodOutcome::Pending(_) => None,
                 })
                 .collect()
@@ -357,5 +363,39 @@ fn should_not_violate_pod_anti_affinity_on_zone() {
     assert_eq!(
         placed(&yaml),
         vec![vec![p()], vec![p()], vec![p()], vec![None]]
+    );
+}
+
+/// No upstream test (found by the oracle): a pod with self affinity and a spread constraint
+/// on the zone. Once two pods hold zone a, the spread (maxSkew 2) leaves zones b and c and
+/// the affinity zone a. `Topology.AddRequirements` returns both groups' domains without
+/// error; the NodeClaim's `Compatible` check then refuses the empty zone requirement
+/// against the pool's zones: incompatible requirements, not a topology error.
+#[test]
+fn topology_add_requirements_leaves_disjoint_domains_to_the_nodeclaim() {
+    let yaml = format!(
+        "{}{}",
+        pool(
+            "p",
+            "",
+            "requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b, us-east-1c]}]"
+        ),
+        deployment(
+            "web",
+            4,
+            "cpu: 100m",
+            "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: web}}}]}}, topologySpreadConstraints: [{maxSkew: 2, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]"
+        )
+    );
+    let (outcomes, _) = outcomes(&yaml);
+    let kinds: Vec<&str> = (outcomes[0].iter())
+        .map(|p| match p {
+            PodOutcome::Scheduled { .. } => "schedules",
+            PodOutcome::Pending(first) => first.as_ref().map_or("none", |(_, f)| f.kind()),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["schedules", "schedules", "requirements", "requirements"]
     );
 }

@@ -613,14 +613,10 @@ impl Topology {
             if domains.operator() == Operator::DoesNotExist {
                 return Err(refusal(pod_domains, node_domains));
             }
+            // Two groups on one key may leave disjoint domains: the NodeClaim decides
+            // ([`super::Batch::topology_fits`]).
             if key != LABEL_HOSTNAME {
                 out.add(domains);
-                // Two groups on one key may leave disjoint domains (the NodeClaim's
-                // `Compatible` check on the topology requirements).
-                let left = out.get(key).map(|r| r.intersection(&node_domains));
-                if left.is_some_and(|r| r.is_empty()) {
-                    return Err(refusal(pod_domains, node_domains));
-                }
             }
         }
         Ok(out)
