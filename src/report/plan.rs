@@ -220,8 +220,9 @@ pub fn locate(rows: &mut [PlanRow], sources: &[Source]) {
 }
 
 /// Whether the row's workload would stay Pending: no NodePool takes its pod (`pending`), or
-/// Karpenter ignores the pod for a selector it refuses (`ignored`). A workload whose pod schedules alone counts too when replicas of it stay Pending once
-/// every pod of the run is placed together ([`PlanRow::pods`]).
+/// Karpenter ignores the pod for a selector it refuses (`ignored`). A workload whose pod
+/// schedules alone counts too when replicas of it stay Pending once every pod of the run is
+/// placed together ([`PlanRow::pods`]).
 pub fn stays_pending(row: &PlanRow) -> bool {
     matches!(row.outcome, "pending" | "ignored") || pending_in_batch(row) > 0
 }

@@ -1,6 +1,7 @@
 //! `unsatisfiable-pod-affinity`: required pod affinity or anti-affinity Karpenter cannot
 //! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
-//! domains, affinity to pods nothing in the tree creates, or a key without known values.
+//! domains, self affinity on the hostname with more replicas than one node holds, affinity
+//! to pods nothing in the tree creates, or a key without known values.
 
 use super::{Context, Findings, Placed, Rule, Unless};
 use crate::diagnostic::{Finding, Severity};
@@ -10,7 +11,6 @@ use crate::karpenter::sim::{Simulator, Verdict};
 use crate::karpenter::topology;
 use crate::model::{Object, Span};
 use crate::model::de::Spanned;
-
 use crate::model::workload::{PodAffinityTerm, PodSpec};
 
 declare_rule!(

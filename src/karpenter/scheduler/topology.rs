@@ -614,7 +614,7 @@ impl Topology {
                 return Err(refusal(pod_domains, node_domains));
             }
             // Two groups on one key may leave disjoint domains: the NodeClaim decides
-            // ([`super::Batch::topology_fits`]).
+            // ([`super::topology_fits`]).
             if key != LABEL_HOSTNAME {
                 out.add(domains);
             }
