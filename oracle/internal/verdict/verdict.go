@@ -114,6 +114,10 @@ func Classify(msg string) string {
 		return "volume"
 	case strings.Contains(m, "incompatible requirements"):
 		return "requirements"
+	case strings.HasPrefix(m, "key ") && strings.Contains(m, " not in "):
+		// Requirements.Intersects unwrapped: NodeClaim.CanAdd returns it as is when the
+		// domains topology leaves conflict with the NodeClaim's requirements.
+		return "requirements"
 	case containsAny(m, minValuesPhrases):
 		return "min-values"
 	case strings.Contains(m, "exceed limits"), strings.Contains(m, "limits have been exhausted"):

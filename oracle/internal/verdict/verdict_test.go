@@ -30,6 +30,9 @@ func TestClassify(t *testing.T) {
 		{"unsatisfiable topology constraint for topology spread, key=topology.kubernetes.io/zone (counts = us-east-1a: 1, podDomains = topology.kubernetes.io/zone In [us-east-1a] minValues 2, nodeDomains = topology.kubernetes.io/zone In [us-east-1a] minValues 2", "topology"},
 		{"pod didn’t schedule because NodePool couldn’t meet minValues requirements, minValues requirement is not met for label(s) (label(s)=[karpenter.k8s.aws/instance-family])", "min-values"},
 		{"nodepool requirements filtered out all available instance types", "no-nodepool"},
+		// The domains topology leaves, refused by a NodeClaim's requirements (CanAdd returns
+		// Requirements.Intersects' error unwrapped).
+		{"key topology.kubernetes.io/zone, topology.kubernetes.io/zone DoesNotExist not in topology.kubernetes.io/zone In [us-east-1a us-east-1c]", "requirements"},
 		{"", "other"},
 	}
 	for _, c := range cases {
