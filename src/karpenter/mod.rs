@@ -12,6 +12,7 @@ pub mod export;
 pub(crate) mod memo;
 pub(crate) mod pod;
 pub(crate) mod pool;
+pub mod prices;
 pub(crate) mod requirements;
 pub(crate) mod scheduler;
 pub(crate) mod sim;
