@@ -6,7 +6,7 @@
 
 use crate::diagnostic::{ObjectRef, Subject};
 use crate::index::Index;
-use crate::karpenter::sim::Verdict;
+use crate::karpenter::sim::{Failure, Verdict};
 use crate::model::de::{SpannedMap, Str};
 use crate::model::workload::Container;
 use crate::model::{Body, Kind, Object, SourceId, Span};
@@ -46,6 +46,28 @@ pub struct WorkloadFacts {
     /// PodDisruptionBudget is consulted: not when they tolerate `karpenter.sh/disrupted:NoSchedule`
     /// or carry `karpenter.sh/do-not-disrupt: "true"` (core `pkg/utils/pod` `IsEvictable`).
     pub evictable: bool,
+    /// The rules the per-object hooks reported on it: a finding of the batch yields to one
+    /// of the same rule that already names the field to change.
+    pub reported: Box<[&'static str]>,
+    /// A static node group outside Karpenter could run its pods.
+    pub static_capacity: bool,
+    /// What Karpenter's batch decided for its replicas, once every pod of the run was
+    /// placed together (the verdict phase); `None` when it was not in the batch.
+    pub batch: Option<Batched>,
+}
+
+/// A workload's replicas as Karpenter's batch places them with every other pod of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Batched {
+    /// The replicas the batch placed: those Karpenter provisions for at once.
+    pub replicas: usize,
+    /// How many of them stay Pending.
+    pub pending: usize,
+    /// The failure the first Pending replica's error starts with, and its pool (an index
+    /// into the simulator's pools); `None` when Karpenter skipped every pool.
+    pub first: Option<(usize, Failure)>,
+    /// What one replica requests, as Karpenter reads it.
+    pub requests: crate::quantity::ResourceList,
 }
 
 /// Where Karpenter puts a workload's pods, without the reasons.
@@ -140,6 +162,9 @@ impl WorkloadFacts {
             scheduling,
             claims,
             evictable: evictable(w),
+            reported: Box::default(),
+            static_capacity: false,
+            batch: None,
         })
     }
 

@@ -23,6 +23,7 @@ mod kustomized;
 mod run;
 mod sources;
 mod timings;
+mod verdict;
 mod workload;
 
 use crate::config::Level;

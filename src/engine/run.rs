@@ -51,14 +51,12 @@ pub(super) fn finish(input: RunInput) -> Finished {
         notes,
     } = input;
     let mut checked = phase.checked;
+    checked.rows.sort_unstable_by_key(|(key, _)| *key);
+    checked.pending.sort_unstable_by_key(|(key, _)| *key);
+    super::verdict::place(cx, checked.pending, &mut checked.facts, &mut checked.rows);
     let workloads = Workloads::new(checked.facts);
     let mut findings = checked.findings.found;
     findings.extend(rules::check_run(cx, &workloads, checked.findings.deferred));
-    checked.rows.sort_unstable_by_key(|(key, _)| *key);
-    checked.pending.sort_unstable_by_key(|(key, _)| *key);
-    if let (true, Some(sim)) = (opts.plan, &cx.sim) {
-        report::plan::add_pods(&mut checked.rows, checked.pending, sim);
-    }
     let plan = checked.rows.into_iter().map(|(_, row)| row).collect();
 
     let mut files = FileSummary::of(files, sources);

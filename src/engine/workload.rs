@@ -15,7 +15,7 @@ use super::{LintOptions, ReadError};
 use crate::facts::WorkloadFacts;
 use crate::karpenter::cluster;
 use crate::karpenter::scheduler::PendingWorkload;
-use crate::karpenter::sim::Simulator;
+use crate::karpenter::sim::{Simulator, Verdict};
 use crate::model::Object;
 use crate::parse::Part;
 use crate::progress::Progress;
@@ -36,24 +36,36 @@ pub(super) struct Checked {
     pub facts: Vec<WorkloadFacts>,
     /// `karplint plan` rows, keyed by the object's place in the run's order.
     pub rows: Vec<((usize, usize, usize), plan::PlanRow)>,
-    /// With the rows: each planned workload's pods, for the batch the run phase schedules.
+    /// Each judged workload's pods, for the batch the verdict phase schedules.
     pub pending: Vec<((usize, usize, usize), PendingWorkload)>,
     /// A linted workload runs only outside Karpenter, and the run knows no static capacity.
     pub static_only: bool,
 }
 
 impl Checked {
-    /// Checks `o` (unless it is context), then takes its facts and plan row.
+    /// Checks `o` (unless it is context), then takes its facts, its pods for the batch and
+    /// its plan row.
     fn object(&mut self, o: &Object, cx: &Context, plan: bool) {
         let placed = Placed::new(o, cx);
+        let before = (self.findings.found.len(), self.findings.deferred.len());
         if !o.context {
             rules::check_object(cx, &placed, &mut self.findings);
         }
-        self.facts
-            .extend(WorkloadFacts::of(o, placed.verdict(), cx.index));
-        if plan && let (Some(sim), Some(_)) = (&cx.sim, placed.verdict()) {
-            let key = crate::facts::order(o);
+        if let Some(mut facts) = WorkloadFacts::of(o, placed.verdict(), cx.index) {
+            let found = self.findings.found[before.0..].iter();
+            let deferred = self.findings.deferred[before.1..].iter().map(|(f, _)| f);
+            facts.reported = found.chain(deferred).map(|f| f.rule).collect();
+            facts.static_capacity = rules::static_capacity_takes(cx, o);
+            self.facts.push(facts);
+        }
+        let key = crate::facts::order(o);
+        if let (true, Some(sim), Some(_)) = (plan, &cx.sim, placed.verdict()) {
             self.rows.extend(plan_row(o, sim).map(|row| (key, row)));
+        }
+        // Karpenter provisions for these pods: they take part in the batch.
+        if let (Some(sim), Some(Verdict::Schedules(_) | Verdict::Pending(_))) =
+            (&cx.sim, placed.verdict())
+        {
             let pods = o
                 .workload()
                 .and_then(|w| PendingWorkload::new(sim, o, w.pod_spec()?, w.replica_count()));
@@ -79,7 +91,7 @@ impl Checked {
 /// fitting instance type; the plan counts them all, so it asks the simulator again.
 fn plan_row(o: &Object, sim: &Simulator) -> Option<plan::PlanRow> {
     let w = o.workload()?;
-    let verdict = sim.schedule(o, w.pod_spec()?, w.replica_count(), true);
+    let verdict = sim.schedule(o, w.pod_spec()?, true);
     plan::row(o, sim, &verdict)
 }
 

@@ -17,7 +17,7 @@
 
 use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::PoolType;
-use super::requirements::Requirements;
+use super::requirements::{LABEL_ZONE, Requirement, Requirements};
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
 use super::taints::{Effect, Toleration, TolerationOperator};
 use crate::model::workload::{PodSpec, TopologySpreadConstraint};
@@ -25,7 +25,10 @@ use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
 use topology::{GroupType, PodIdentity, Term, Topology};
 
+mod existing;
 mod topology;
+
+pub use existing::Existing;
 
 /// One workload's pending pods, as the scheduler reads them: owned, so the batch can run
 /// once every file has been read and dropped.
@@ -54,6 +57,11 @@ struct Step {
 }
 
 impl PendingWorkload {
+    /// What one pod requests, as Karpenter reads it.
+    pub fn requests(&self) -> &ResourceList {
+        &self.requests.total
+    }
+
     /// The pods of `obj` as `sim` tries them, `None` when Karpenter does not provision for
     /// them (DaemonSets, `nodeName`) or ignores them (§2.3).
     pub fn new(
@@ -216,12 +224,16 @@ const PREFER_NO_SCHEDULE: Toleration = Toleration {
 /// Where one pod of the batch ends.
 #[derive(Debug, Clone)]
 pub enum PodOutcome {
-    /// On a NodeClaim of pool `pool` (an index into [`Simulator::pools`]).
-    Scheduled { pool: usize },
-    /// The failure Karpenter's error starts with at the last relaxation step: the first
-    /// pool it tried, in its order (pools it skipped before the batch are not in its error);
-    /// `None` when it skipped them all. Only the first is kept: a large batch has thousands
-    /// of pending pods and hundreds of pools.
+    /// On a NodeClaim of pool `pool` (an index into [`Simulator::pools`]), planned in
+    /// provisioning round `round` (from 1).
+    Scheduled { pool: usize, round: u32 },
+    /// On a node of a static node group outside Karpenter (an index into the groups the
+    /// [`Existing`] nodes were made from), bound there before Karpenter provisions.
+    OnExistingNode { group: usize },
+    /// The failure Karpenter's error starts with at the last relaxation step of the last
+    /// round: the first pool it tried, in its order (pools it skipped before the batch are
+    /// not in its error); `None` when it skipped them all. Only the first is kept: a large
+    /// batch has thousands of pending pods and hundreds of pools.
     Pending(Option<(usize, Failure)>),
 }
 
@@ -243,6 +255,8 @@ struct Claim {
     /// The most cpu, memory and pods (milli-units) any of its types has left: a pod asking more
     /// cannot join, whatever else it asks (a full NodeClaim is passed over at once).
     headroom: [i128; 3],
+    /// Launched at the end of a round as a node of its one remaining type.
+    launched: bool,
 }
 
 impl Claim {
@@ -263,6 +277,7 @@ impl Claim {
             workloads: Vec::new(),
             hostname,
             headroom: [0; 3],
+            launched: false,
         };
         claim.headroom = claim.headroom(sim);
         claim
@@ -292,20 +307,58 @@ impl Claim {
 /// (`max-pods`) before cpu or memory.
 const HEADROOM: [&str; 3] = ["cpu", "memory", "pods"];
 
-/// The outcome of every replica of every workload, placed in one batch.
-pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutcome>> {
+/// The outcome of every replica of every workload, placed as Karpenter's provisioner
+/// places them. Pods that fit a static node are bound there first ([`Existing`]); the
+/// rest are placed round after round: each round is one batch (`Solve`) over the pods still
+/// Pending; after it, every NodeClaim it planned launches its cheapest instance type
+/// ([`Batch::launch`]) and becomes a node the next round may fill, charging the pools'
+/// limits with the capacity it really has. The rounds stop when one places no pod, or when
+/// no launch gave any pool back limits (nothing else can change).
+pub fn solve(
+    sim: &Simulator,
+    workloads: &[PendingWorkload],
+    existing: &mut Existing,
+) -> Vec<Vec<PodOutcome>> {
     let mut out: Vec<Vec<PodOutcome>> = workloads
         .iter()
         .map(|w| vec![PodOutcome::Pending(None); usize::try_from(w.replicas).unwrap_or(0)])
         .collect();
     let mut queue: std::collections::VecDeque<(usize, usize)> = queue_order(workloads).into();
-    // Karpenter's `Queue`: a pod pushed back is tried again only while the batch makes
-    // progress (its queue length when pushed is remembered).
-    let mut pushed_at = std::collections::HashMap::new();
+    if !existing.is_empty() {
+        queue.retain(|&(w, r)| match existing.bind(&workloads[w]) {
+            Some(group) => {
+                out[w][r] = PodOutcome::OnExistingNode { group };
+                false
+            }
+            None => true,
+        });
+    }
+    let mut batch = Batch::new(sim, workloads);
+    for round in 1.. {
+        let placed = batch.round(workloads, &mut queue, &mut out, round);
+        if queue.is_empty() || placed == 0 || !batch.launch(workloads) {
+            break;
+        }
+        // The next `Solve` sorts the pods still Pending afresh.
+        queue
+            .make_contiguous()
+            .sort_by_key(|&(w, r)| (queue_key(workloads, w), w, r));
+    }
+    out
+}
+
+/// `NewTopology` → `Update` of every pod as written, and the groups each workload owns at
+/// its first relaxation step.
+fn fresh_topology(
+    sim: &Simulator,
+    workloads: &[PendingWorkload],
+) -> (
+    Topology,
+    std::collections::HashMap<(usize, usize), Vec<usize>>,
+) {
     let pods = workloads.iter().map(|w| w.identity.clone()).collect();
     let inverse: Vec<Vec<Term>> = workloads.iter().map(|w| w.inverse.clone()).collect();
     let mut topology = Topology::new(sim, pods, &inverse);
-    // `NewTopology` → `Update` of every pod as written.
     let mut owned = std::collections::HashMap::new();
     for (w, wl) in workloads.iter().enumerate() {
         if let Some(first) = wl.steps.first() {
@@ -315,44 +368,7 @@ pub fn solve(sim: &Simulator, workloads: &[PendingWorkload]) -> Vec<Vec<PodOutco
             );
         }
     }
-    let mut batch = Batch {
-        sim,
-        topology,
-        owned,
-        claims: Vec::new(),
-        order: Vec::new(),
-        position: Vec::new(),
-        sorted: true,
-        changes: Vec::new(),
-        scanned: std::collections::HashMap::new(),
-        joinable: std::collections::HashMap::new(),
-        remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
-        within_remaining: vec![None; sim.pools.len()],
-        spent: vec![0; sim.pools.len()],
-        refused_new: std::collections::HashMap::new(),
-        memo: OutcomeMemo::default(),
-    };
-    while let Some(&(w, r)) = queue.front() {
-        if pushed_at.get(&(w, r)) == Some(&queue.len()) {
-            break;
-        }
-        queue.pop_front();
-        match batch.try_schedule(w, &workloads[w]) {
-            Ok(pool) => out[w][r] = PodOutcome::Scheduled { pool },
-            Err(first) => {
-                out[w][r] = PodOutcome::Pending(first.map(|b| *b));
-                queue.push_back((w, r));
-                pushed_at.insert((w, r), queue.len());
-            }
-        }
-        // A workload's pods come one after another in the queue: what the batch learnt of
-        // them is of no use once the next pod is another's (a large batch would otherwise
-        // keep a verdict per pool for every workload).
-        if queue.front().is_none_or(|&(next, _)| next != w) {
-            batch.forget(w, workloads[w].steps.len());
-        }
-    }
-    out
+    (topology, owned)
 }
 
 /// Every pod as (workload, replica), by cpu then memory requested, descending; ties keep
@@ -363,12 +379,14 @@ fn queue_order(workloads: &[PendingWorkload]) -> Vec<(usize, usize)> {
         .enumerate()
         .flat_map(|(w, wl)| (0..usize::try_from(wl.replicas).unwrap_or(0)).map(move |r| (w, r)))
         .collect();
-    let size = |w: usize| {
-        let total = &workloads[w].requests.total;
-        (total.get_or_zero("cpu"), total.get_or_zero("memory"))
-    };
-    pods.sort_by_key(|p| std::cmp::Reverse(size(p.0)));
+    pods.sort_by_key(|p| queue_key(workloads, p.0));
     pods
+}
+
+/// `byCPUAndMemoryDescending`: a pod's place in the queue by what it requests.
+fn queue_key(workloads: &[PendingWorkload], w: usize) -> std::cmp::Reverse<(Quantity, Quantity)> {
+    let total = &workloads[w].requests.total;
+    std::cmp::Reverse((total.get_or_zero("cpu"), total.get_or_zero("memory")))
 }
 
 struct Batch<'s, 'a, 'c> {
@@ -411,7 +429,164 @@ struct Batch<'s, 'a, 'c> {
     memo: OutcomeMemo,
 }
 
-impl<'s, 'c> Batch<'s, '_, 'c> {
+impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
+    /// An empty batch over `workloads`: `NewTopology` → `Update` of every pod as written.
+    fn new(sim: &'s Simulator<'a, 'c>, workloads: &[PendingWorkload]) -> Self {
+        let (topology, owned) = fresh_topology(sim, workloads);
+        Batch {
+            sim,
+            topology,
+            owned,
+            claims: Vec::new(),
+            order: Vec::new(),
+            position: Vec::new(),
+            sorted: true,
+            changes: Vec::new(),
+            scanned: std::collections::HashMap::new(),
+            joinable: std::collections::HashMap::new(),
+            remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
+            within_remaining: vec![None; sim.pools.len()],
+            spent: vec![0; sim.pools.len()],
+            refused_new: std::collections::HashMap::new(),
+            memo: OutcomeMemo::default(),
+        }
+    }
+
+    /// One provisioning round over the pods of `queue`: each is tried in turn, and a pod
+    /// that made no progress is tried again only while the batch makes progress
+    /// (Karpenter's `Queue` remembers its length when the pod was pushed back). The pods
+    /// left Pending stay in `queue`; how many were placed.
+    fn round(
+        &mut self,
+        workloads: &[PendingWorkload],
+        queue: &mut std::collections::VecDeque<(usize, usize)>,
+        out: &mut [Vec<PodOutcome>],
+        round: u32,
+    ) -> usize {
+        let mut pushed_at = std::collections::HashMap::new();
+        let mut placed = 0;
+        while let Some(&(w, r)) = queue.front() {
+            if pushed_at.get(&(w, r)) == Some(&queue.len()) {
+                break;
+            }
+            queue.pop_front();
+            match self.try_schedule(w, &workloads[w]) {
+                Ok(pool) => {
+                    out[w][r] = PodOutcome::Scheduled { pool, round };
+                    placed += 1;
+                }
+                Err(first) => {
+                    out[w][r] = PodOutcome::Pending(first.map(|b| *b));
+                    queue.push_back((w, r));
+                    pushed_at.insert((w, r), queue.len());
+                }
+            }
+            // A workload's pods come one after another in the queue: what the batch learnt
+            // of them is of no use once the next pod is another's (a large batch would
+            // otherwise keep a verdict per pool for every workload).
+            if queue.front().is_none_or(|&(next, _)| next != w) {
+                self.forget(w, workloads[w].steps.len());
+            }
+        }
+        placed
+    }
+
+    /// The end of a round: every NodeClaim planned in it launches the cheapest of the
+    /// instance types still open to it ([`launch_order`]), as the AWS provider's fleet
+    /// request does, in the first zone open to it, and stays as a node of that type with
+    /// its pods. The next round's topology counts those pods in the domains their nodes
+    /// have (`countDomains` over the cluster's pods), and each pool's limits are charged
+    /// with the capacity of the nodes it really launched, not the largest type each
+    /// NodeClaim might have become (`subtractMax`), as the next round's `NewScheduler`
+    /// reads the NodePool's status. Whether another round may place a pod now Pending:
+    /// some pool got limits back, or a node's zone became known to a group on zones.
+    fn launch(&mut self, workloads: &[PendingWorkload]) -> bool {
+        let mut zone_settled = false;
+        for c in 0..self.claims.len() {
+            if self.claims[c].launched {
+                continue;
+            }
+            let pool = &self.sim.pools[self.claims[c].pool];
+            let cheapest = (self.claims[c].types.iter())
+                .map(|&i| pool.type_at(i as usize))
+                .min_by(launch_order);
+            let zones = self.claims[c].requirements.get_or_exists(LABEL_ZONE);
+            let zone = match zones.values().len() {
+                1 if !zones.is_complement() => None,
+                _ => self.topology.first_domain(self.sim, LABEL_ZONE, &zones),
+            };
+            let claim = &mut self.claims[c];
+            if let Some(t) = cheapest {
+                claim.types = vec![u32::try_from(t.catalog_index()).unwrap_or(u32::MAX)];
+                claim.requirements.add(Requirement::in_values(
+                    "node.kubernetes.io/instance-type",
+                    [t.it.name.as_str()],
+                ));
+            }
+            if let Some(zone) = zone {
+                claim
+                    .requirements
+                    .add(Requirement::in_values(LABEL_ZONE, [zone]));
+                zone_settled = true;
+            }
+            claim.launched = true;
+            claim.headroom = claim.headroom(self.sim);
+        }
+        zone_settled &= self.topology.uses_key(LABEL_ZONE);
+        self.settle_topology(workloads);
+        self.charge_launched() || zone_settled
+    }
+
+    /// The next round's topology: every group made afresh, counting the pods on the
+    /// launched nodes.
+    fn settle_topology(&mut self, workloads: &[PendingWorkload]) {
+        let (mut topology, owned) = fresh_topology(self.sim, workloads);
+        for claim in &self.claims {
+            let pool = &self.sim.pools[claim.pool];
+            for &w in &claim.workloads {
+                topology.settle(topology::Settled {
+                    workload: w,
+                    requirements: claim.requirements.clone(),
+                    hostname: claim.hostname.clone(),
+                    taints: pool.taints.iter().map(|(t, _)| t.clone()).collect(),
+                    flavor: pool.flavor,
+                });
+            }
+        }
+        self.topology = topology;
+        self.owned = owned;
+    }
+
+    /// Each limited pool's limits, less the capacity of the nodes it launched; whether some
+    /// pool got limits back.
+    fn charge_launched(&mut self) -> bool {
+        let mut gave_back = false;
+        for (i, pool) in self.sim.pools.iter().enumerate() {
+            if pool.limits.is_empty() {
+                continue;
+            }
+            let mut left = pool.limits.clone();
+            for claim in self.claims.iter().filter(|c| c.pool == i) {
+                let launched: Vec<PoolType> = claim
+                    .types
+                    .iter()
+                    .map(|&t| pool.type_at(t as usize))
+                    .collect();
+                left = subtract_max(&left, &launched);
+            }
+            if left
+                .iter()
+                .any(|(k, q)| q > self.remaining[i].get_or_zero(k))
+            {
+                gave_back = true;
+                self.remaining[i] = left;
+                self.within_remaining[i] = None;
+                self.spent[i] += 1;
+            }
+        }
+        gave_back
+    }
+
     /// One pod of workload `w`: each relaxation step in turn, on a planned NodeClaim, else
     /// on a new one (`trySchedule` → `add`). Its pool, or the first failure of its last
     /// step that Karpenter's error shows ([`PodOutcome::Pending`]).
@@ -787,13 +962,11 @@ impl<'s, 'c> Batch<'s, '_, 'c> {
         attempt: &'d Attempt,
     ) -> PodData<'d> {
         PodData {
-            replicas_span: None,
             attempt,
             tolerations: &pod.tolerations,
             tolerations_span: None,
             requests: &pod.requests,
             host_ports: &pod.host_ports,
-            replicas: 1,
             exhaustive: true,
             remaining: Some(&self.remaining[i]),
             id: usize::MAX - 1,
@@ -877,6 +1050,35 @@ fn topology_fits(
         }));
     }
     Ok(())
+}
+
+/// The region whose on-demand prices order the instance types a NodeClaim launches: the
+/// AWS provider's own fallback for regions without a table of their own. The manifests do
+/// not say which region the cluster runs in, and the order of prices is much the same in
+/// every region.
+const PRICE_REGION: &str = "us-east-1";
+
+/// The order in which the AWS provider's fleet request prefers the instance types a
+/// NodeClaim may launch: the cheapest on-demand price first (`lowest-price`; spot offerings
+/// are priced like on-demand until live spot prices arrive, see `docs/prices.md`). A type
+/// without a price comes after every priced one (the provider never launches it), the
+/// smaller (by cpu, then memory) first; the name breaks ties.
+fn launch_order(a: &PoolType, b: &PoolType) -> std::cmp::Ordering {
+    let prices = super::prices::Prices::builtin();
+    let price = |t: &PoolType| prices.provider_on_demand(PRICE_REGION, &t.it.name);
+    let size = |t: &PoolType| {
+        (
+            t.capacity_of("cpu").unwrap_or(Quantity::ZERO),
+            t.capacity_of("memory").unwrap_or(Quantity::ZERO),
+        )
+    };
+    let by_price = match (price(a), price(b)) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => size(a).cmp(&size(b)),
+    };
+    by_price.then_with(|| a.it.name.cmp(&b.it.name))
 }
 
 /// The catalog indices of `types`.

@@ -6,8 +6,8 @@
 //! instance type, offering or `minValues`; `addToNewNodeClaim` refuses pools whose limits
 //! leave no type), then `NodeClaim.CanAdd`: taints, requirements, instance types
 //! (requirements ∩ type labels, requests + DaemonSet overhead ≤ allocatable, host ports,
-//! offerings, `minValues`), and last the replicas' demand against the limits. Each stage is
-//! one function below, in that order. When no pool takes the pod, the verdict keeps every
+//! offerings, `minValues`). Each stage is one function below, in that order. It judges one
+//! pod: how many replicas get a node is the batch's to decide ([`super::scheduler`]). When no pool takes the pod, the verdict keeps every
 //! pool's [`Failure`], ordered so the closest pool (the one that got furthest, then in the
 //! order Karpenter tries pools) comes first. A failure is data plus Karpenter's own wording
 //! of it; rules decide what to advise, and this module knows nothing of them. Where a whole
@@ -120,7 +120,9 @@ pub enum Failure {
     },
     /// [`Stage::Limits`]: a `nodes` limit of 0.
     NodeLimitsExhausted,
-    /// [`Stage::Limits`]: the replicas together request more of `resource` than the limit.
+    /// [`Stage::Limits`]: the replicas together request more of `resource` than the limit,
+    /// as the batch finds when it leaves some of them Pending on the pool's limits (never
+    /// a verdict on one pod).
     ReplicasExceedLimit {
         resource: String,
         replicas: i64,
@@ -841,13 +843,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// What Karpenter would do with the pod template of `obj`.
     /// `exhaustive` counts every fitting instance type (for `plan`); otherwise the first
     /// one that fits settles where the pod goes.
-    pub fn schedule(
-        &self,
-        obj: &Object,
-        spec: &PodSpec,
-        replicas: i64,
-        exhaustive: bool,
-    ) -> Verdict {
+    pub fn schedule(&self, obj: &Object, spec: &PodSpec, exhaustive: bool) -> Verdict {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return Verdict::NotProvisionable;
         }
@@ -868,19 +864,14 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // are judged once per attempt. The memo lives for this call only, so memory does not
         // grow with the number of distinct pods in the run.
         let memo = OutcomeMemo::default();
-        let replicas_span = (obj.workload())
-            .and_then(|w| w.replicas.as_ref())
-            .map(|r| obj.span(r));
         let mut last = Vec::new();
         for (k, attempt) in attempts.iter().enumerate() {
             let pod = PodData {
-                replicas_span,
                 attempt,
                 tolerations: &tolerations,
                 tolerations_span,
                 requests: &requests,
                 host_ports: &host_ports,
-                replicas,
                 exhaustive,
                 remaining: None,
                 id: 2 * k,
@@ -949,7 +940,6 @@ impl<'a, 'c> Simulator<'a, 'c> {
         self.taints(i, pod)?;
         self.requirements(i, pod)?;
         let fitting = self.instance_types(i, pod)?;
-        self.limits(i, &pod.requests.total, pod.replicas)?;
         Ok(placement(i, &fitting))
     }
 
@@ -1022,9 +1012,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 let (k, _) = pool.limits.iter().next().unwrap_or(("cpu", Quantity::ZERO));
                 (limit_span(k), None)
             }
-            Failure::ReplicasExceedLimit { resource, .. } => {
-                (limit_span(resource), pod.replicas_span)
-            }
+            Failure::ReplicasExceedLimit { resource, .. } => (limit_span(resource), None),
         };
         PoolFailure::new(i, failure, pool_span, pod_span)
     }
@@ -1195,31 +1183,6 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         needed
     }
-
-    /// Stage 4, the replicas' limits: all `replicas` together need at least their
-    /// `requests` in capacity (each NodeClaim charges a whole instance, `subtractMax`).
-    fn limits(&self, i: usize, requests: &ResourceList, replicas: i64) -> Result<(), Box<Failure>> {
-        let pool = &self.pools[i];
-        for (k, limit) in pool.limits.iter() {
-            let Some(per_pod) = requests.get(k) else {
-                continue;
-            };
-            let demand = Quantity::from_millis(
-                per_pod
-                    .as_millis()
-                    .saturating_mul(i128::from(replicas.max(0))),
-            );
-            if demand > limit {
-                return Err(Box::new(Failure::ReplicasExceedLimit {
-                    resource: k.to_string(),
-                    replicas,
-                    demand,
-                    limit,
-                }));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// What a pool's stages decide for a pod, before it is placed in the files (see
@@ -1234,8 +1197,6 @@ pub(super) type OutcomeMemo = std::cell::RefCell<HashMap<(usize, usize), Outcome
 /// `PodData`).
 #[derive(Clone, Copy)]
 pub(super) struct PodData<'p> {
-    /// The workload's `replicas`, where the limit stage points.
-    pub(super) replicas_span: Option<Span>,
     pub(super) attempt: &'p Attempt,
     pub(super) tolerations: &'p [Toleration],
     /// The pod's first toleration, where a missing one would go.
@@ -1243,7 +1204,6 @@ pub(super) struct PodData<'p> {
     pub(super) requests: &'p Requests,
     /// The pod's host ports.
     pub(super) host_ports: &'p [HostPort],
-    pub(super) replicas: i64,
     /// Count every fitting instance type (for `plan`).
     pub(super) exhaustive: bool,
     /// What is left of the pool's limits in a batch ([`super::scheduler`]); `None`: the

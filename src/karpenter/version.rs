@@ -259,7 +259,7 @@ mod tests {
         let sim = Simulator::for_version(&index, Catalog::builtin(), Default::default(), version);
         let obj = (index.of_kind(crate::model::Kind::Deployment).next()).expect("a Deployment");
         let w = obj.workload().expect("a workload");
-        sim.schedule(obj, w.pod_spec().expect("a pod spec"), 1, false)
+        sim.schedule(obj, w.pod_spec().expect("a pod spec"), false)
     }
 
     const POOL: &str = "apiVersion: karpenter.sh/v1

@@ -678,10 +678,18 @@ pub fn lws_pods(s: &LwsSpec) -> (Count, Count) {
 /// The pods one Job runs at once: `parallelism` (default 1), but never more than
 /// `completions` when that is set (the Job controller's `wantActive`).
 pub fn job_pods(job: &JobSpecLite) -> Count {
-    let parallelism = job.parallelism.as_ref().map_or(1, |p| p.value);
-    match &job.completions {
-        Some(c) if c.value < parallelism => Some(c.clone()),
-        _ => job.parallelism.clone(),
+    active_pods(&job.parallelism, &job.completions)
+}
+
+/// The pods a Job with `parallelism` and `completions` runs at once, with the field that
+/// sets the number: the Job controller's `wantActive` (`pkg/controller/job`): `parallelism`
+/// (default 1), never more than `completions` when that is set (Indexed Jobs alike).
+/// `None` when neither is written (one pod).
+pub fn active_pods(parallelism: &Count, completions: &Count) -> Count {
+    let at_once = parallelism.as_ref().map_or(1, |p| p.value);
+    match completions {
+        Some(c) if c.value < at_once => Some(c.clone()),
+        _ => parallelism.clone(),
     }
 }
 

@@ -317,6 +317,11 @@ pub struct ControllerSpec {
     pub template: Option<Spanned<PodTemplate>>,
     #[serde(deserialize_with = "super::de::list")]
     pub volume_claim_templates: Box<[PvcTemplate]>,
+    /// Job only (and a CronJob's `jobTemplate.spec`): how many pods run at once.
+    #[serde(default, deserialize_with = "super::de::int")]
+    pub parallelism: Option<Spanned<i64>>,
+    #[serde(default, deserialize_with = "super::de::int")]
+    pub completions: Option<Spanned<i64>>,
     /// CronJob only: `spec.jobTemplate.spec`.
     #[serde(deserialize_with = "nullable")]
     pub job_template: Option<Box<JobTemplate>>,
@@ -344,8 +349,9 @@ pub struct RcSpec {
 /// A workload normalised to one pod-template view.
 #[derive(Debug, Clone, Default)]
 pub struct Workload {
-    /// `None` for kinds without replicas (Pod, Job, DaemonSet); `Some(1)` is the default
-    /// for Deployments, StatefulSets, ReplicaSets and ReplicationControllers.
+    /// `None` for kinds without replicas (Pod, DaemonSet) and Jobs that write neither
+    /// `parallelism` nor `completions`; a Job's (or a CronJob's one Job's) pods at once
+    /// otherwise ([`super::crd::active_pods`]), with the span of the field that sets it.
     pub replicas: Option<Spanned<i64>>,
     pub selector: Option<LabelSelector>,
     pub template: PodTemplate,

@@ -311,9 +311,13 @@ impl Acc {
             | Kind::DaemonSet
             | Kind::Job => {
                 let c = self.controller.unwrap_or_default();
-                let has_replicas = !matches!(kind, Kind::DaemonSet | Kind::Job);
+                let replicas = match kind {
+                    Kind::DaemonSet => None,
+                    Kind::Job => crate::model::crd::active_pods(&c.parallelism, &c.completions),
+                    _ => c.replicas,
+                };
                 workload(Workload {
-                    replicas: if has_replicas { c.replicas } else { None },
+                    replicas,
                     selector: c.selector,
                     template: template(c.template),
                     volume_claim_templates: c.volume_claim_templates,
@@ -324,7 +328,7 @@ impl Acc {
                 let c = self.controller.unwrap_or_default();
                 let job = c.job_template.map(|j| j.spec).unwrap_or_default();
                 workload(Workload {
-                    replicas: None,
+                    replicas: crate::model::crd::active_pods(&job.parallelism, &job.completions),
                     selector: job.selector,
                     template: template(job.template),
                     volume_claim_templates: Box::default(),

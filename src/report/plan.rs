@@ -8,7 +8,7 @@
 use super::{LineIndex, Source, escape, markdown};
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
-use crate::karpenter::scheduler::{self, PendingWorkload, PodOutcome};
+use crate::karpenter::scheduler::{Existing, PodOutcome};
 use crate::karpenter::sim::{NO_NODEPOOL_LEFT, PoolFailure, Simulator, Verdict};
 use crate::model::{Object, SourceId, Span};
 use serde::Serialize;
@@ -32,6 +32,10 @@ pub struct PlanRow {
     pub nodepool: Option<String>,
     pub fitting_types: usize,
     pub smallest_type: Option<String>,
+    /// When no NodePool takes the pod but every replica runs on the static nodes of a node
+    /// group outside Karpenter: the group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_group: Option<String>,
     /// Why the pod would not be scheduled (Karpenter's words), when it would not.
     pub reason: Option<String>,
     /// When pending: why each NodePool refused the pod, in the order Karpenter tries them.
@@ -50,6 +54,13 @@ pub struct PodRow {
     /// `schedules` or `pending`.
     pub outcome: &'static str,
     pub nodepool: Option<String>,
+    /// When bound to a static node outside Karpenter: its node group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_group: Option<String>,
+    /// When scheduled by Karpenter: the provisioning round that planned its NodeClaim (from 1; a pod
+    /// of a later round waits for the nodes of the rounds before it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
     /// When pending: the kind of the first NodePool's failure, in Karpenter's order.
     pub kind: Option<&'static str>,
 }
@@ -91,6 +102,7 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         nodepool: None,
         fitting_types: 0,
         smallest_type: None,
+        node_group: None,
         reason: None,
         failures: Vec::new(),
         pods: Vec::new(),
@@ -128,39 +140,49 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
     Some(row)
 }
 
-/// Places every planned workload's pods in one batch ([`scheduler::solve`]) and gives
-/// each row, matched by key, its replicas' outcomes.
-pub fn add_pods<K: Ord + Copy>(
-    rows: &mut [(K, PlanRow)],
-    pending: Vec<(K, PendingWorkload)>,
-    sim: &Simulator,
-) {
-    let (keys, workloads): (Vec<K>, Vec<PendingWorkload>) = pending.into_iter().unzip();
-    let outcomes = scheduler::solve(sim, &workloads);
-    for (key, pods) in keys.into_iter().zip(outcomes) {
-        let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) else {
-            continue;
-        };
-        rows[at].1.pods = pods
-            .into_iter()
-            .enumerate()
-            .map(|(replica, pod)| pod_row(sim, replica, pod))
-            .collect();
+/// A row whose pod no NodePool takes, but whose replicas all run on static nodes: it
+/// schedules there.
+pub fn settle_on_static_nodes(row: &mut PlanRow) {
+    if row.outcome == "pending" && !row.pods.is_empty() && pending_in_batch(row) == 0 {
+        row.outcome = "schedules";
+        row.node_group = row.pods.iter().find_map(|p| p.node_group.clone());
+        row.reason = None;
+        row.failures.clear();
     }
 }
 
-fn pod_row(sim: &Simulator, replica: usize, pod: PodOutcome) -> PodRow {
+/// Each replica's row, from its outcome in the batch.
+pub fn pod_rows(sim: &Simulator, existing: &Existing, pods: Vec<PodOutcome>) -> Vec<PodRow> {
+    pods.into_iter()
+        .enumerate()
+        .map(|(replica, pod)| pod_row(sim, existing, replica, pod))
+        .collect()
+}
+
+fn pod_row(sim: &Simulator, existing: &Existing, replica: usize, pod: PodOutcome) -> PodRow {
     match pod {
-        PodOutcome::Scheduled { pool } => PodRow {
+        PodOutcome::OnExistingNode { group } => PodRow {
+            replica,
+            outcome: "schedules",
+            nodepool: None,
+            node_group: Some(existing.group(group).name.clone()),
+            round: None,
+            kind: None,
+        },
+        PodOutcome::Scheduled { pool, round } => PodRow {
             replica,
             outcome: "schedules",
             nodepool: Some(sim.pools[pool].name.clone()),
+            node_group: None,
+            round: Some(round),
             kind: None,
         },
         PodOutcome::Pending(first) => PodRow {
             replica,
             outcome: "pending",
             nodepool: None,
+            node_group: None,
+            round: None,
             kind: Some(first.map_or("no-nodepool", |(_, f)| f.kind())),
         },
     }
@@ -219,12 +241,15 @@ pub fn locate(rows: &mut [PlanRow], sources: &[Source]) {
     }
 }
 
-/// Whether the row's workload would stay Pending: no NodePool takes its pod (`pending`), or
-/// Karpenter ignores the pod for a selector it refuses (`ignored`). A workload whose pod
-/// schedules alone counts too when replicas of it stay Pending once every pod of the run is
-/// placed together ([`PlanRow::pods`]).
+/// Whether the row's workload would stay Pending: some of its replicas stay Pending once
+/// every pod of the run is placed ([`PlanRow::pods`]), or, for a workload not placed with
+/// them, Karpenter ignores the pod for a selector it refuses (`ignored`).
 pub fn stays_pending(row: &PlanRow) -> bool {
-    matches!(row.outcome, "pending" | "ignored") || pending_in_batch(row) > 0
+    if row.pods.is_empty() {
+        matches!(row.outcome, "pending" | "ignored")
+    } else {
+        pending_in_batch(row) > 0
+    }
 }
 
 /// How many of the row's replicas stay Pending in the batch.
@@ -271,8 +296,8 @@ fn smallest_or_reason(r: &PlanRow) -> String {
 }
 
 fn nodepool(r: &PlanRow) -> String {
-    r.nodepool
-        .clone()
+    (r.nodepool.clone())
+        .or_else(|| r.node_group.as_ref().map(|g| format!("(node group {g})")))
         .unwrap_or_else(|| format!("({})", r.outcome))
 }
 

@@ -9,6 +9,8 @@
 
 mod scheduling;
 
+pub(crate) use scheduling::static_capacity_takes;
+
 use crate::diagnostic::{Finding, Severity, Subject};
 use crate::facts::{WorkloadFacts, Workloads};
 use crate::index::Index;
@@ -126,7 +128,7 @@ impl<'o> Placed<'o> {
     pub fn new(obj: &'o Object, cx: &Context) -> Self {
         let verdict = cx.sim.as_ref().and_then(|sim| {
             let w = obj.workload().filter(|_| !obj.context)?;
-            Some(sim.schedule(obj, w.pod_spec()?, w.replica_count(), false))
+            Some(sim.schedule(obj, w.pod_spec()?, false))
         });
         Placed {
             obj,

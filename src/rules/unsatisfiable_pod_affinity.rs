@@ -3,6 +3,7 @@
 //! domains, self affinity on the hostname with more replicas than one node holds, affinity
 //! to pods nothing in the tree creates, or a key without known values.
 
+use crate::facts::Workloads;
 use super::{Context, Findings, Placed, Rule, Unless};
 use crate::diagnostic::{Finding, Severity};
 use crate::karpenter::requirements::normalize_key;
@@ -116,6 +117,10 @@ impl Rule for UnsatisfiablePodAffinity {
             }
         }
     }
+
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        super::scheduling::batch_findings(cx, &META, workloads, out);
+    }
 }
 
 fn missing_target(obj: &Object, term: &Spanned<PodAffinityTerm>, karpenter: &str) -> Finding {
@@ -173,10 +178,10 @@ fn first_node_overflow(
         return None;
     }
     let pending = PendingWorkload::new(sim, o.obj, spec, replicas.min(SIMULATED_REPLICAS))?;
-    let pods = scheduler::solve(sim, std::slice::from_ref(&pending)).pop()?;
+    let pods = scheduler::solve(sim, std::slice::from_ref(&pending), &mut Default::default()).pop()?;
     let scheduled = |p: &PodOutcome| match p {
-        PodOutcome::Scheduled { pool } => Some(*pool),
-        PodOutcome::Pending(_) => None,
+        PodOutcome::Scheduled { pool, .. } => Some(*pool),
+        PodOutcome::Pending(_) | PodOutcome::OnExistingNode { .. } => None,
     };
     let pool = pods.iter().find_map(scheduled)?;
     let placed = pods.iter().filter_map(scheduled).count() as i64;

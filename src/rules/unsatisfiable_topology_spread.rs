@@ -3,6 +3,7 @@
 //! values for, `minDomains` above the domains the pod's NodePools offer, or domains of
 //! NodePools the pod does not tolerate counted under the default `nodeTaintsPolicy`.
 
+use crate::facts::Workloads;
 use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::{Finding, Related, Severity};
 use crate::karpenter::requirements::normalize_key;
@@ -64,6 +65,10 @@ impl Rule for UnsatisfiableTopologySpread {
                 out.push(f);
             }
         }
+    }
+
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        super::scheduling::batch_findings(cx, &META, workloads, out);
     }
 }
 

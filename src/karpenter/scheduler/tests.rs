@@ -68,7 +68,7 @@ fn outcomes(yaml: &str) -> (Vec<Vec<PodOutcome>>, Vec<String>) {
         })
         .collect();
     let names = sim.pools.iter().map(|p| p.name.clone()).collect();
-    (solve(&sim, &workloads), names)
+    (solve(&sim, &workloads, &mut Existing::default()), names)
 }
 
 /// Each Deployment's pods: the NodePool of each scheduled one, `None` for a pending one.
@@ -78,8 +78,8 @@ fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
         .map(|pods| {
             pods.into_iter()
                 .map(|p| match p {
-                    PodOutcome::Scheduled { pool } => Some(names[pool].clone()),
-                    PodOutcome::Pending(_) => None,
+                    PodOutcome::Scheduled { pool, .. } => Some(names[pool].clone()),
+                    PodOutcome::Pending(_) | PodOutcome::OnExistingNode { .. } => None,
                 })
                 .collect()
         })
@@ -390,7 +390,7 @@ fn topology_add_requirements_leaves_disjoint_domains_to_the_nodeclaim() {
     let (outcomes, _) = outcomes(&yaml);
     let kinds: Vec<&str> = (outcomes[0].iter())
         .map(|p| match p {
-            PodOutcome::Scheduled { .. } => "schedules",
+            PodOutcome::Scheduled { .. } | PodOutcome::OnExistingNode { .. } => "schedules",
             PodOutcome::Pending(first) => first.as_ref().map_or("none", |(_, f)| f.kind()),
         })
         .collect();

@@ -14,7 +14,7 @@
 //! hostname domains are the batch's own NodeClaims.
 
 use crate::karpenter::requirements::{
-    LABEL_HOSTNAME, LabelFlavor, Operator, Requirement, Requirements, normalize_key,
+    LABEL_HOSTNAME, LABEL_ZONE, LabelFlavor, Operator, Requirement, Requirements, normalize_key,
 };
 use crate::karpenter::sim::{Failure, Simulator};
 use crate::karpenter::taints::{self, Taint, Toleration};
@@ -280,6 +280,31 @@ impl Group {
         }
     }
 
+    /// `Record` of a pod that lands on a node with `requirements` and `hostname`: in all
+    /// the domains it may take for anti-affinity, only in a single one otherwise.
+    fn record_on(&mut self, requirements: &Requirements, hostname: &str) {
+        let domains = domains_of(requirements, &self.term.key, hostname);
+        if self.term.kind == GroupType::PodAntiAffinity {
+            for d in domains.values() {
+                self.record(d);
+            }
+        } else if domains.len() == Some(1)
+            && let Some(d) = domains.values().iter().next()
+        {
+            self.record(d);
+        }
+    }
+
+    /// [`Group::record_on`] for a settled pod, when the group counts it.
+    fn record_pod(&mut self, pod: &PodIdentity, p: &Settled) {
+        if self
+            .term
+            .counts(pod, p.taints.iter(), &p.requirements, p.flavor)
+        {
+            self.record_on(&p.requirements, &p.hostname);
+        }
+    }
+
     fn record(&mut self, domain: &str) {
         *self.domains.entry(domain.to_string()).or_insert(0) += 1;
         self.empty.remove(domain);
@@ -491,6 +516,20 @@ pub struct Topology {
     inverse_selecting: Vec<Vec<usize>>,
     /// The domains of each key over every NodePool (`domainGroups`).
     universes: HashMap<String, BTreeMap<String, Vec<Vec<Taint>>>>,
+    /// The pods on nodes launched in earlier rounds: every group counts them, those made
+    /// later too (`countDomains` reads the cluster's pods).
+    settled: Vec<Settled>,
+}
+
+/// A pod on a launched node: its workload and the node's requirements, hostname, taints and
+/// label flavour.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    pub workload: usize,
+    pub requirements: Requirements,
+    pub hostname: String,
+    pub taints: Vec<Taint>,
+    pub flavor: LabelFlavor,
 }
 
 impl Topology {
@@ -508,11 +547,15 @@ impl Topology {
             inverse_selecting: vec![Vec::new(); pods.len()],
             pods,
             universes: HashMap::new(),
+            settled: Vec::new(),
         };
         let mut by_inverse: HashMap<&Term, usize> = HashMap::new();
         for (w, terms) in inverse.iter().enumerate() {
             let mut owned = Vec::new();
             for term in terms {
+                if topology.zones_unknown(sim, term) {
+                    continue;
+                }
                 let g = match by_inverse.get(term) {
                     Some(&g) => g,
                     None => {
@@ -535,6 +578,42 @@ impl Topology {
         topology
     }
 
+    /// Whether `term` is on zones and the run names none (no NodePool requirement, no
+    /// `cluster.zones`): every real node has a zone, so the term is assumed satisfiable
+    /// rather than judged against an empty set of domains. Pod affinity is assumed so only
+    /// when some pod of the batch is there to follow (once its node launches, its zone is
+    /// known).
+    fn zones_unknown(&mut self, sim: &Simulator, term: &Term) -> bool {
+        term.key == LABEL_ZONE
+            && (term.kind != GroupType::PodAffinity || self.pods.iter().any(|p| term.selects(p)))
+            && self
+                .universes
+                .entry(term.key.clone())
+                .or_insert_with(|| domain_universe(sim, &term.key))
+                .is_empty()
+    }
+
+    /// The first domain of `key`, by name, that some NodePool offers and `allowed` allows:
+    /// where a node launched without one lands (the fleet request's choice among offerings
+    /// of one price).
+    pub fn first_domain(
+        &mut self,
+        sim: &Simulator,
+        key: &str,
+        allowed: &Requirement,
+    ) -> Option<String> {
+        let universe = self
+            .universes
+            .entry(key.to_string())
+            .or_insert_with(|| domain_universe(sim, key));
+        universe.keys().find(|d| allowed.has(d)).cloned()
+    }
+
+    /// Whether some group counts pods by `key`.
+    pub fn uses_key(&self, key: &str) -> bool {
+        (self.groups.iter().chain(&self.inverse)).any(|g| g.term.key == key)
+    }
+
     /// A new group for `term`, its domains those of pools the owner's `tolerations` allow.
     fn group(&mut self, sim: &Simulator, term: &Term, tolerations: &[Toleration]) -> Group {
         let universe = self
@@ -554,11 +633,20 @@ impl Topology {
     ) -> Vec<usize> {
         let mut out = Vec::with_capacity(terms.len());
         for term in terms {
+            if self.zones_unknown(sim, term) {
+                continue;
+            }
             if let Some(&g) = self.by_term.get(term) {
                 out.push(g);
                 continue;
             }
-            let group = self.group(sim, term, tolerations);
+            let mut group = self.group(sim, term, tolerations);
+            for p in &self.settled {
+                if group.term.key == LABEL_HOSTNAME {
+                    group.register(&p.hostname);
+                }
+                group.record_pod(&self.pods[p.workload], p);
+            }
             let g = self.groups.len();
             for (w, pod) in self.pods.iter().enumerate() {
                 if group.term.selects(pod) {
@@ -622,6 +710,20 @@ impl Topology {
         Ok(out)
     }
 
+    /// A pod on a node launched in an earlier round, counted by every group that selects
+    /// it, now and when one is made later.
+    pub fn settle(&mut self, p: Settled) {
+        let taints = p.taints.clone();
+        self.add(
+            p.workload,
+            &p.requirements,
+            &p.hostname,
+            taints.iter(),
+            p.flavor,
+        );
+        self.settled.push(p);
+    }
+
     /// `NodeClaim.Add`: the NodeClaim's hostname becomes a domain of every hostname group
     /// (`Register`), and the pod is counted where it lands (`Record`): in every group that
     /// selects it and counts the NodeClaim, in all the domains the NodeClaim may take for
@@ -642,18 +744,8 @@ impl Topology {
         let pod = &self.pods[w];
         for &g in &self.selecting[w] {
             let group = &mut self.groups[g];
-            if !group.term.counts(pod, taints.clone(), requirements, flavor) {
-                continue;
-            }
-            let domains = domains_of(requirements, &group.term.key, hostname);
-            if group.term.kind == GroupType::PodAntiAffinity {
-                for d in domains.values() {
-                    group.record(d);
-                }
-            } else if domains.len() == Some(1)
-                && let Some(d) = domains.values().iter().next()
-            {
-                group.record(d);
+            if group.term.counts(pod, taints.clone(), requirements, flavor) {
+                group.record_on(requirements, hostname);
             }
         }
         for &g in &self.inverse_owned[w] {

@@ -43,7 +43,7 @@ fn verdict(yaml: &str) -> Verdict {
         .expect("a Deployment");
     let w = obj.workload().expect("a workload");
     let spec = w.pod_spec().expect("a pod spec");
-    sim.schedule(obj, spec, w.replica_count(), false)
+    sim.schedule(obj, spec, false)
 }
 
 /// The failure of the closest pool.
@@ -172,20 +172,6 @@ fn each_stage_reports_its_typed_failure() {
             requests: SMALL,
             pod: "",
             expect: |f| matches!(f, Failure::AllTypesExceedLimits),
-        },
-        Case {
-            behaviour: "replicas that together request more than a limit stay pending",
-            pool: "requirements: []",
-            limits: "cpu: \"16\"",
-            replicas: 20,
-            requests: "cpu: \"2\", memory: 128Mi",
-            pod: "",
-            expect: |f| {
-                matches!(f, Failure::ReplicasExceedLimit { resource, replicas: 20, demand, limit }
-                    if resource == "cpu"
-                        && *demand == Quantity::from_units(40)
-                        && *limit == Quantity::from_units(16))
-            },
         },
     ];
     for c in cases {
@@ -320,11 +306,11 @@ fn verdicts(yaml: &str, plain: bool) -> (Vec<String>, usize) {
             let verdict = if plain {
                 let mut sim = Simulator::new(&index, Catalog::builtin(), Default::default());
                 sim.template_of = (0..sim.pools.len()).collect();
-                let v = sim.schedule(obj, spec, w.replica_count(), false);
+                let v = sim.schedule(obj, spec, false);
                 evaluations += sim.pool_evaluations();
                 v
             } else {
-                shared.schedule(obj, spec, w.replica_count(), false)
+                shared.schedule(obj, spec, false)
             };
             format!("{verdict:?}")
         })

@@ -18,9 +18,11 @@ pub use untolerated_taint::UntoleratedTaint;
 
 use super::{Context, Placed, RuleMeta};
 use crate::diagnostic::Finding;
-use crate::karpenter::sim::{Failure, PoolFailure, Simulator, Stage, Verdict};
+use crate::facts::{Batched, Scheduling, WorkloadFacts, Workloads};
+use crate::karpenter::sim::{Failure, NO_NODEPOOL_LEFT, PoolFailure, Simulator, Stage, Verdict};
 use crate::karpenter::{pod, taints};
 use crate::model::{Object, Span};
+use crate::quantity::Quantity;
 
 /// The rule that reports a pod no NodePool takes, by the stage at which the closest pool
 /// rejected it.
@@ -120,6 +122,139 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     Some(f)
 }
 
+/// Whether the limits of the pool that refused a workload's first Pending replica are the
+/// cause, whatever Karpenter's words: its failure is at the limits stage, or the pod
+/// schedules alone on that pool and the NodeClaims before it spent the limits down to types
+/// too small for it ("no instance type has enough resources").
+fn limits_cause(w: &WorkloadFacts, sim: &Simulator, (pool, failure): &(usize, Failure)) -> bool {
+    !sim.pools[*pool].limits.is_empty()
+        && (failure.stage() == Stage::Limits
+            || (w.scheduling == Scheduling::Schedules(*pool)
+                && failure.stage() == Stage::InstanceTypes))
+}
+
+/// The replicas together request more of a limited resource of pool `pool` than its limit:
+/// the numbers behind a limits finding.
+fn replicas_over_limit(sim: &Simulator, pool: usize, b: &Batched) -> Option<Failure> {
+    sim.pools[pool].limits.iter().find_map(|(resource, limit)| {
+        let replicas = i128::try_from(b.replicas).unwrap_or(i128::MAX);
+        let demand = Quantity::from_millis(
+            (b.requests.get_or_zero(resource).as_millis()).saturating_mul(replicas),
+        );
+        (demand > limit).then(|| Failure::ReplicasExceedLimit {
+            resource: resource.to_string(),
+            replicas: i64::try_from(b.replicas).unwrap_or(i64::MAX),
+            demand,
+            limit,
+        })
+    })
+}
+
+/// The rule that reports replicas the batch leaves Pending, by the failure their error
+/// starts with: the stage's rule, pod (anti-)affinity's own for its topology terms, and
+/// the limits' rule when they are the cause ([`limits_cause`]).
+fn batch_rule(first: Option<&(usize, Failure)>, limits: bool) -> &'static str {
+    match first {
+        _ if limits => replicas_exceed_capacity::META.id,
+        Some((_, Failure::Topology { constraint, .. })) if *constraint != "topology spread" => {
+            super::unsatisfiable_pod_affinity::META.id
+        }
+        Some((_, failure)) => rule(failure.stage()),
+        None => no_instance_type_fits::META.id,
+    }
+}
+
+/// The findings of a rule for workloads whose pod schedules alone, but some of whose
+/// replicas stay Pending once every pod of the run is placed (the verdict phase: limits
+/// charged per NodeClaim, host ports, static node groups, topology across workloads).
+pub(crate) fn batch_findings(
+    cx: &Context,
+    rule_meta: &RuleMeta,
+    workloads: &Workloads,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(sim) = &cx.sim {
+        out.extend(
+            workloads
+                .iter()
+                .filter_map(|w| batch_finding(sim, rule_meta, w)),
+        );
+    }
+}
+
+/// [`batch_findings`] for one workload: on its replicas, with Karpenter's words for the
+/// first Pending replica and the NodePool it names. A finding of the same rule that the
+/// per-template analysis made already names the field to change, and stands alone.
+fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Option<Finding> {
+    let b = w.batch.as_ref()?;
+    // A pod no NodePool takes is reported by the per-template analysis, unless a static
+    // node group could run it: then the batch, which fills those nodes first, decides.
+    let judged_alone = match w.scheduling {
+        Scheduling::Schedules(_) => true,
+        Scheduling::Pending => w.static_capacity,
+        Scheduling::Unknown | Scheduling::NotProvisioned => false,
+    };
+    if b.pending == 0 || w.context || !judged_alone || w.reported.contains(&rule_meta.id) {
+        return None;
+    }
+    let limits = b.first.as_ref().is_some_and(|f| limits_cause(w, sim, f));
+    if batch_rule(b.first.as_ref(), limits) != rule_meta.id {
+        return None;
+    }
+    let span = w.replicas.map_or(w.name_span, |(_, span)| span);
+    let head = format!(
+        "{} of {} replicas stay Pending once every pod of the run is placed",
+        b.pending, b.replicas
+    );
+    let Some((pool, failure)) = &b.first else {
+        return Some(
+            rule_meta
+                .finding(w, span, format!("{head}: {NO_NODEPOOL_LEFT}"))
+                .label(BATCH_LABEL)
+                .help("every NodePool's own requirements leave no instance type: loosen them"),
+        );
+    };
+    let p = &sim.pools[*pool];
+    // Karpenter's words for a limits failure gain the numbers behind it.
+    let over = limits.then(|| replicas_over_limit(sim, *pool, b)).flatten();
+    let shown = match &over {
+        Some(over) if failure.stage() == Stage::Limits => over,
+        _ => failure,
+    };
+    let help = match (limits, &over) {
+        (true, Some(over)) => advice(over, &p.name).help,
+        (true, None) => replicas_exceed_capacity::limits_spent(&p.name),
+        (false, _) => advice(failure, &p.name).help,
+    };
+    let message = format!(
+        "{head}: NodePool \"{}\": {}",
+        p.name,
+        shown.headline_on(&p.name, sim.version())
+    );
+    let note = format!(
+        "NodePool \"{}\" (weight {}): {}",
+        p.name,
+        p.weight,
+        shown.message_on(&p.name, sim.version())
+    );
+    let pool_span = match shown {
+        Failure::ReplicasExceedLimit { resource, .. } => p.limit_spans.get(resource).copied(),
+        _ if limits => p.limit_spans.values().next().copied(),
+        Failure::Taint { .. } => p.taints.first().map(|(_, span)| *span),
+        _ => None,
+    };
+    Some(
+        rule_meta
+            .finding(w, span, message)
+            .label(BATCH_LABEL)
+            .help(help)
+            .related(p.obj, pool_span.unwrap_or_else(|| p.name_span()), note),
+    )
+}
+
+/// The label on the replicas of a workload the batch leaves partly Pending.
+const BATCH_LABEL: &str = "not every replica gets a node";
+
 /// How many NodePools that fail the same way get a note each, closest first.
 const SAME_WAY_NOTES: usize = 3;
 /// How many NodePools get a note each in all.
@@ -207,7 +342,10 @@ fn more_pools(n: usize) -> String {
 /// requirements, the pod tolerates its taints, and its requests fit one node's allocatable
 /// (when karplint knows it: the reported allocatable or the instance type's; otherwise it
 /// is assumed to fit). Such a pod is not Pending even when no NodePool takes it.
-fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
+pub(crate) fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
+    if cx.cluster.node_groups.is_empty() {
+        return false;
+    }
     let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
         return false;
     };

@@ -1,6 +1,8 @@
 //! `no-instance-type-fits`: no instance type a compatible NodePool allows has enough allocatable for the pod's requests
 
 use super::Advice;
+use crate::diagnostic::Finding;
+use crate::facts::Workloads;
 use crate::karpenter::sim::{LargestType, known_resource};
 use crate::rules::{Context, Findings, Placed, Rule, declare_rule};
 
@@ -16,6 +18,10 @@ const LABEL: &str = "no allowed instance type fits this request";
 impl Rule for NoInstanceTypeFits {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
         out.extend(super::pending_finding(cx, &META, o));
+    }
+
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        super::batch_findings(cx, &META, workloads, out);
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::{Advice, template_span};
 use crate::diagnostic::Finding;
+use crate::facts::Workloads;
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::{GroupSource, NodeGroup, StaticOnly, static_only};
 use crate::karpenter::pod;
@@ -30,6 +31,10 @@ impl Rule for ReplicasExceedCapacity {
         out.extend(super::pending_finding(cx, &META, o));
         out.extend(static_capacity_finding(o.obj, cx));
     }
+
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        super::batch_findings(cx, &META, workloads, out);
+    }
 }
 
 /// Every instance type that fits the pod has more capacity than NodePool `nodepool`'s
@@ -41,6 +46,15 @@ pub(super) fn all_types_exceed_limits(nodepool: &str) -> Advice {
             "every instance type NodePool \"{nodepool}\" allows has more capacity than its `limits` leave (a `nodes` limit of 0 allows none), and Karpenter drops those types before it tries a pod; raise the limits"
         ),
     }
+}
+
+/// The NodeClaims Karpenter launched first spent NodePool `nodepool`'s limits: each
+/// charges the largest instance type it may become, then the capacity of the one it
+/// launches, so what is left no longer holds the pod.
+pub(super) fn limits_spent(nodepool: &str) -> String {
+    format!(
+        "NodePool \"{nodepool}\"'s `limits` are spent by the nodes launched for the replicas before: Karpenter charges each NodeClaim the largest instance type it may become until it launches, then its real capacity; raise the limits, or narrow the pool's instance types so that each node charges less"
+    )
 }
 
 /// The replicas together request `demand` of `resource`, more than NodePool `nodepool`'s

@@ -1,6 +1,8 @@
 //! `untolerated-taint`: no NodePool takes the pod because it does not tolerate a NodePool taint
 
 use super::Advice;
+use crate::diagnostic::Finding;
+use crate::facts::Workloads;
 use crate::karpenter::taints::{self, Taint, Toleration, TolerationOperator};
 use crate::rules::{Context, Findings, Placed, Rule, declare_rule};
 
@@ -14,6 +16,10 @@ declare_rule!(
 impl Rule for UntoleratedTaint {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
         out.extend(super::pending_finding(cx, &META, o));
+    }
+
+    fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {
+        super::batch_findings(cx, &META, workloads, out);
     }
 }
 

@@ -1,0 +1,60 @@
+//! The verdict phase: every pod Karpenter provisions for, bound to the static nodes it fits
+//! and placed round after round as Karpenter's provisioning scheduler places the rest
+//! ([`scheduler::solve`]). What the batch decides of each
+//! workload's replicas goes into its facts, which the scheduling rules report from, and
+//! into its `karplint plan` row: the lint and the plan read one verdict.
+
+use crate::facts::{Batched, WorkloadFacts};
+use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
+use crate::model::{Kind, Object};
+use crate::report::plan::{self, PlanRow};
+use crate::rules::Context;
+
+/// An object's place in the run's order ([`crate::facts::order`]).
+type Key = (usize, usize, usize);
+
+/// Places the pods of `pending` (sorted by key) on the static nodes and in Karpenter's
+/// rounds, and gives each workload's facts and plan row (sorted by key) what was decided
+/// of its replicas.
+pub(super) fn place(
+    cx: &Context,
+    pending: Vec<(Key, PendingWorkload)>,
+    facts: &mut [WorkloadFacts],
+    rows: &mut [(Key, PlanRow)],
+) {
+    let Some(sim) = &cx.sim else { return };
+    let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
+    let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
+    let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) = pending.into_iter().unzip();
+    let outcomes = scheduler::solve(sim, &workloads, &mut existing);
+    facts.sort_unstable_by_key(|f| f.order);
+    for ((key, pods), workload) in keys.into_iter().zip(outcomes).zip(&workloads) {
+        if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
+            facts[at].batch = Some(batched(&pods, workload));
+        }
+        if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
+            rows[at].1.pods = plan::pod_rows(sim, &existing, pods);
+            plan::settle_on_static_nodes(&mut rows[at].1);
+        }
+    }
+}
+
+/// A workload's replicas, counted: how many stay Pending, and the first one's failure.
+fn batched(pods: &[PodOutcome], workload: &PendingWorkload) -> Batched {
+    let mut first = None;
+    let mut pending = 0;
+    for pod in pods {
+        if let PodOutcome::Pending(f) = pod {
+            pending += 1;
+            if pending == 1 {
+                first = f.clone();
+            }
+        }
+    }
+    Batched {
+        replicas: pods.len(),
+        pending,
+        first,
+        requests: workload.requests().clone(),
+    }
+}

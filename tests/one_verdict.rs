@@ -1,0 +1,93 @@
+//! The lint and `karplint plan` read one verdict: on every fixture with NodePools, the
+//! workloads a finding of a scheduling rule names are the workloads `plan` says stay
+//! Pending (wholly, or some replicas once every pod of the run is placed). Without a
+//! NodePool, `plan` has no rows, and only the static node groups' capacity is judged.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The rules that report a pod Karpenter would leave Pending.
+const SCHEDULING_RULES: [&str; 7] = [
+    "incompatible-requirements",
+    "no-instance-type-fits",
+    "replicas-exceed-capacity",
+    "restricted-label-selector",
+    "unsatisfiable-pod-affinity",
+    "unsatisfiable-topology-spread",
+    "untolerated-taint",
+];
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("fixtures")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+/// `(kind, namespace, name, role)` of a workload, as both JSON outputs name it.
+type Name = (String, String, String, String);
+
+fn name(o: &serde_json::Value) -> Name {
+    let field = |k: &str| o[k].as_str().unwrap_or_default().to_string();
+    (
+        field("kind"),
+        field("namespace"),
+        field("name"),
+        field("role"),
+    )
+}
+
+/// The JSON `karplint` prints for `args`.
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = assert_cmd::Command::cargo_bin("karplint")
+        .expect("binary")
+        .args(args)
+        .output()
+        .expect("runs");
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn lint_and_plan_name_the_same_pending_workloads_on_every_fixture() {
+    let mut files = Vec::new();
+    yaml_files(Path::new("fixtures"), &mut files);
+    let mut disagreements = Vec::new();
+    for file in files {
+        let path = file.to_str().expect("UTF-8 path");
+        let findings = json(&["--format", "json", "--fail-on", "never", path]);
+        let plan = json(&["plan", "--format", "json", "--fail-on", "never", path]);
+        let linted: BTreeSet<Name> = (findings["diagnostics"].as_array().into_iter().flatten())
+            .filter(|f| SCHEDULING_RULES.iter().any(|r| f["rule"] == *r))
+            .map(|f| name(&f["object"]))
+            .collect();
+        let planned: BTreeSet<Name> = (plan["workloads"].as_array().into_iter().flatten())
+            .filter(|r| match r["pods"].as_array() {
+                Some(pods) => pods.iter().any(|p| p["outcome"] == "pending"),
+                None => r["outcome"] == "pending" || r["outcome"] == "ignored",
+            })
+            .map(|r| name(&r["object"]))
+            .collect();
+        let has_rows = plan["workloads"].as_array().is_some_and(|w| !w.is_empty());
+        if has_rows && linted != planned {
+            disagreements.push(format!(
+                "{path}: only the lint {:?}, only plan {:?}",
+                linted.difference(&planned).collect::<Vec<_>>(),
+                planned.difference(&linted).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} fixture(s) where the lint and plan disagree:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+}
