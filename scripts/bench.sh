@@ -3,18 +3,20 @@
 # document into IgnoredAny, karplint's options) vs a plain read, at 1 and 2 threads, in one
 # run. Prints a Markdown table: wall time, MB/s, objects/s, CPU seconds, peak RSS.
 #
-#   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N]
+#   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR]
+#   scripts/bench.sh --pool-heavy N --corpus CORPUS [--runs R]
 #
-# Defaults: 2,000 files (quick); the published run uses --files 14000 (about 146 MB).
-# --pool-heavy N benchmarks N copies of ../shared/corpus instead (real charts and examples,
-# about 200 NodePools each, all one cluster: 15 copies are 35 MB and 3,000 NodePools), the
-# tree that shows the cost of scheduling every workload against every pool; the generated
-# tree has too few distinct pools for that.
+# Defaults: a generated tree of 2,000 files (quick); the published run uses --files 14000
+# (about 146 MB). --dir DIR benchmarks an existing tree as it is, e.g. a corpus of real
+# manifests. --pool-heavy N --corpus CORPUS benchmarks N copies of CORPUS, a corpus of real
+# manifests passed as an argument (real charts and examples with many NodePools, all one
+# cluster), the tree that shows the cost of scheduling every workload against every pool;
+# the generated tree has too few distinct pools for that.
 # Needs hyperfine (apt-get install -y hyperfine) and GNU time (apt-get install -y time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-files=2000 seed=1 runs=3 dir="" pool_heavy=""
+files=2000 seed=1 runs=3 dir="" pool_heavy="" corpus=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files=$2; shift 2 ;;
@@ -22,24 +24,28 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --pool-heavy) pool_heavy=$2; shift 2 ;;
-    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N]" >&2; exit 2 ;;
+    --corpus) corpus=$2; shift 2 ;;
+    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N --corpus CORPUS]" >&2; exit 2 ;;
   esac
 done
+if [ -n "$pool_heavy" ] && [ ! -d "$corpus" ]; then
+  echo "bench.sh: --pool-heavy N needs --corpus CORPUS, a directory of real manifests to copy N times" >&2
+  exit 2
+fi
+if [ -z "$pool_heavy" ] && [ -n "$corpus" ]; then
+  echo "bench.sh: --corpus is for --pool-heavy N; use --dir DIR to benchmark one tree as it is" >&2
+  exit 2
+fi
 command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get install -y hyperfine)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench.sh: needs GNU time (apt-get install -y time)" >&2; exit 2; }
 
 cargo build --release --quiet --bin karplint --example gen_corpus --example bare_parse
 bin=target/release
 if [ -n "$pool_heavy" ]; then
-  shared=../shared/corpus
-  if [ ! -d "$shared" ]; then
-    echo "bench.sh: --pool-heavy needs $shared (the shared corpus beside the repository); skipped" >&2
-    exit 0
-  fi
-  dir=${dir:-target/bench-pool-heavy-$pool_heavy}
+  dir=${dir:-target/bench-pool-heavy-$pool_heavy-$(basename "$(cd "$corpus" && pwd)")}
   if [ ! -d "$dir" ]; then
     mkdir -p "$dir.tmp"
-    for i in $(seq 1 "$pool_heavy"); do cp -r "$shared" "$dir.tmp/copy-$i"; done
+    for i in $(seq 1 "$pool_heavy"); do cp -r "$corpus" "$dir.tmp/copy-$i"; done
     mv "$dir.tmp" "$dir"
   fi
 else

@@ -1,8 +1,8 @@
-//! What karplint reads and writes around the manifests (issue #18): streams named as paths,
+//! What karplint reads and writes around the manifests: streams named as paths,
 //! one file under two spellings, config files that are not what they seem, reports that
 //! must not land on an input, and bounds on what is read and started (`-j`, stack sizes,
 //! `--max-file-size` for standard input, the config and the instance types, excluded
-//! directories). Then inputs that are not manifests (issue #16): Terraform and Handlebars
+//! directories). Then inputs that are not manifests: Terraform and Handlebars
 //! templates, files the tree's ignore files ignore, and hidden directories. Each test runs
 //! the built binary.
 
@@ -31,7 +31,7 @@ fn tree() -> tempfile::TempDir {
     dir
 }
 
-// --- item 3: streams named as paths ---------------------------------------------------------
+// --- streams named as paths ----------------------------------------------------------------------
 
 #[test]
 fn dev_stdin_is_read_as_a_stream() {
@@ -91,7 +91,7 @@ fn process_substitution_and_fifo_are_read_as_streams() {
     assert_eq!(d["line"], 4, "{:#}", r.json);
 }
 
-// --- item 4: one file under two spellings ---------------------------------------------------
+// --- one file under two spellings ----------------------------------------------------------------
 
 #[test]
 fn one_file_under_two_spellings_is_linted_once() {
@@ -119,7 +119,7 @@ fn one_file_under_two_spellings_is_linted_once() {
     assert_eq!(r.files(), 1, "{:#}", r.json);
 }
 
-// --- item 7: config errors quote an excerpt, never the file ---------------------------------
+// --- config errors quote an excerpt, never the file ----------------------------------------------
 
 #[test]
 fn config_error_never_prints_the_link_target_whole() {
@@ -184,7 +184,7 @@ fn instance_types_errors_quote_an_excerpt() {
     assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
 }
 
-// --- item 9: -o never overwrites an input ---------------------------------------------------
+// --- -o never overwrites an input ----------------------------------------------------------------
 
 #[test]
 fn output_refuses_to_overwrite_an_input() {
@@ -221,7 +221,7 @@ fn output_refuses_to_overwrite_an_input() {
     assert!(dir.path().join("report.json").is_file());
 }
 
-// --- item 10: config discovery stops at the repository root ---------------------------------
+// --- config discovery stops at the repository root -----------------------------------------------
 
 #[test]
 fn config_discovery_stops_at_the_repository_root() {
@@ -279,7 +279,7 @@ fn config_discovery_stops_at_the_repository_root() {
     );
 }
 
-// --- item 15: bounds ------------------------------------------------------------------------
+// --- bounds on what is read and started ----------------------------------------------------------
 
 #[test]
 fn thread_count_is_capped() {
@@ -400,7 +400,7 @@ fn excluded_directories_are_not_walked() {
     assert!(r.stderr.contains("loop"), "{}", r.stderr);
 }
 
-// --- issue #16: inputs that are not manifests -------------------------------------------------
+// --- inputs that are not manifests ---------------------------------------------------------------
 
 /// `tests/fixtures/templates`: templates derived from public EKS repositories.
 fn templates_dir() -> std::path::PathBuf {
@@ -602,7 +602,7 @@ fn hidden_directories_are_counted_named_and_linted_with_hidden() {
     assert!(s.contains("and 4 more); use --hidden"), "{s}");
 }
 
-// --- issue #17 item 7: excludes apply to files named on the command line ---------------------
+// --- excludes apply to files named on the command line -------------------------------------------
 
 /// The notes of a JSON report as (kind, message).
 fn notes(r: &Run) -> Vec<(String, String)> {
@@ -719,7 +719,7 @@ fn globs_that_match_nothing_are_noted() {
     assert!(notes(&r).iter().all(|(k, _)| k != "config"), "{:#}", r.json);
 }
 
-// --- issue #17 item 8: "did you mean" for rule ids and enum values -----------------------------
+// --- "did you mean" for rule ids and enum values -------------------------------------------------
 
 #[test]
 fn misspelt_rule_ids_and_values_get_did_you_mean() {

@@ -1,4 +1,4 @@
-//! Issue #18, "findings lost in silence", on the built binary: Helm template syntax skips
+//! No finding is lost in silence, on the built binary: Helm template syntax skips
 //! only the documents it breaks, suppression comments are read from real YAML comments,
 //! YAML directives and odd line breaks keep every document and exact positions, and a
 //! run-level finding does not depend on which file sorts first.
@@ -109,7 +109,7 @@ fn yaml_line(text: &str, offset: usize) -> usize {
     lf + lone_cr + 1
 }
 
-// ---- item 1: `{{` skips only the documents it breaks -----------------------------------
+// ---- `{{` skips only the documents it breaks ----------------------------------------------------
 
 const PROMETHEUS_RULES: &str = "apiVersion: v1
 kind: ConfigMap
@@ -221,7 +221,7 @@ fn an_unrendered_template_document_is_skipped_alone_and_said_so() {
     );
 }
 
-// ---- item 5: directives, line breaks, BOM --------------------------------------------
+// ---- directives, line breaks, BOM ---------------------------------------------------------------
 
 #[test]
 fn yaml_directive_is_no_parse_error() {
@@ -292,7 +292,7 @@ fn a_bom_is_not_a_column() {
     );
 }
 
-// ---- item 2: suppressions are read from real comments only ---------------------------
+// ---- suppressions are read from real comments only ----------------------------------------------
 
 #[test]
 fn suppression_markers_inside_scalars_suppress_nothing() {
@@ -334,7 +334,7 @@ data:
     );
 }
 
-// ---- item 6: run-level findings do not depend on file order ---------------------------
+// ---- run-level findings do not depend on file order ---------------------------------------------
 
 #[test]
 fn a_file_suppression_hides_a_namespace_finding_only_in_its_file() {

@@ -1,6 +1,5 @@
 //! Quantities the API server would reject, on the built binary: each is a `parse-error` at
-//! its value, in the API server's words, and the rest of the object is still linted (issue
-//! #18, item 11).
+//! its value, in the API server's words, and the rest of the object is still linted.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -199,8 +198,8 @@ fn rejected_values_in_a_context_file_are_noted() {
 }
 
 /// A rejected value is quoted, not copied: a 5,000-character quantity is still a
-/// `parse-error` at its whole span, but its message quotes only the start of it (issue #18,
-/// item 7: no error carries more than a short excerpt of a file).
+/// `parse-error` at its whole span, but its message quotes only the start of it (no error
+/// carries more than a short excerpt of a file).
 #[test]
 fn a_long_rejected_value_is_quoted_short() {
     let long = "9".repeat(5000);

@@ -1,4 +1,4 @@
-//! Reports on hostile input, on the built binary (#18): control characters from manifests
+//! Reports on hostile input, on the built binary: control characters from manifests
 //! never reach the terminal raw, and a pod that no NodePool of a large fleet takes gets a
 //! bounded number of related notes in every format.
 

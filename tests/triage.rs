@@ -1,4 +1,4 @@
-//! Living with karplint at volume and in pipelines (#17), on the built binary: `plan` takes
+//! Living with karplint at volume and in pipelines, on the built binary: `plan` takes
 //! every output flag lint takes, the human report says the severity and rule in words and
 //! ends with counts per rule, `--statistics`, `--format concise`, `--quiet`, `--color`,
 //! cut lists that say how many more, GitHub annotations in order and counted, Markdown

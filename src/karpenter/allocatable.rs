@@ -4,10 +4,10 @@
 //! Karpenter never waits to see a node before deciding whether a pod fits on it; it predicts
 //! allocatable as `capacity − (kube-reserved + system-reserved + eviction threshold)` from the
 //! instance type, the EC2NodeClass AMI family and its `kubelet` block (AWS provider
-//! `pkg/providers/instancetype/types.go`, SPEC §6.1). karplint reproduces that arithmetic
-//! bit for bit, including the float64 steps, so a "does not fit" verdict names the same
-//! numbers Karpenter would. The formula is checked against all 1,363 types of the shared
-//! instance-type table (`tests/allocatable_oracle.rs`).
+//! `pkg/providers/instancetype/types.go`, karpenter-model §6.1). karplint reproduces that
+//! arithmetic bit for bit, including the float64 steps, so a "does not fit" verdict names the same
+//! numbers Karpenter would. The formula is checked against all 1,363 types of the EC2
+//! instance-type table `data/ec2-instance-types.csv` (`tests/allocatable_oracle.rs`).
 //!
 //! Memory, as found by matching that table (e.g. a1.medium: 2048 MiB arm64, 8 pods → 1392Mi):
 //!

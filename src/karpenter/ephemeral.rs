@@ -2,8 +2,8 @@
 //!
 //! Karpenter sizes a node's `ephemeral-storage` from the node class, not the instance type,
 //! with one exception: under `instanceStorePolicy: RAID0` the instance store is the node's
-//! disk, so the capacity is the type's NVMe total (SPEC §6.1). Otherwise the block device
-//! mapping marked `rootVolume: true` decides, then the mapping on the AMI family's ephemeral
+//! disk, so the capacity is the type's NVMe total (karpenter-model §6.1). Otherwise the block
+//! device mapping marked `rootVolume: true` decides, then the mapping on the AMI family's ephemeral
 //! device (Bottlerocket's data volume `/dev/xvdb`, not its OS volume `/dev/xvda`), then the
 //! family's default mapping. Mirrors aws `pkg/providers/instancetype/types.go`
 //! `ephemeralStorage` and `pkg/providers/amifamily/*.go` `EphemeralBlockDevice` /

@@ -1,10 +1,10 @@
 //! Simulator, pod side: what a pod template asks of a node, as Karpenter reads it.
 //!
 //! Requirements are `nodeSelector` ∧ one required `nodeSelectorTerm` ∧ the heaviest
-//! preferred term (SPEC §3.1), produced as the sequence of attempts Karpenter's relaxation
-//! walks through (§3.4): each required term in order with preferences, then without.
-//! Requests are max(Σ containers + sidecars, largest init container), replaced per resource
-//! by pod-level `spec.resources` where set, + overhead (§6.3).
+//! preferred term (karpenter-model §3.1), produced as the sequence of attempts Karpenter's
+//! relaxation walks through (karpenter-model §3.4): each required term in order with preferences,
+//! then without. Requests are max(Σ containers + sidecars, largest init container), replaced per
+//! resource by pod-level `spec.resources` where set, + overhead (karpenter-model §6.3).
 //! Every requirement keeps the span of the selector entry it came from, so a finding can
 //! point at the exact line to change.
 
@@ -70,7 +70,7 @@ pub fn host_ports(spec: &PodSpec) -> Vec<HostPort> {
         .collect()
 }
 
-/// Why Karpenter refuses to consider a pod at all (SPEC §2.3).
+/// Why Karpenter refuses to consider a pod at all (karpenter-model §2.3).
 #[derive(Debug, Clone)]
 pub enum Ignored {
     /// A selector Karpenter rejects: the pod is ignored, with this reason.
@@ -369,7 +369,7 @@ pub enum PodLevelResources {
     Ignored,
 }
 
-/// Effective pod requests (SPEC §6.3) plus `pods: 1`, as Karpenter `version` reads them.
+/// Effective pod requests (karpenter-model §6.3) plus `pods: 1`, as Karpenter `version` reads them.
 pub fn requests(obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
     requests_with(obj, spec, version.pod_level_resources())
 }

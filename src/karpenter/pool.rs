@@ -1,7 +1,8 @@
 //! Simulator, NodePool side: a NodePool (any API generation) turned into what Karpenter
-//! schedules against (SPEC §1–§2, §6): template requirements with `karpenter.sh/nodepool`
-//! and template labels, taints, limits, and the instance types its requirements allow with
-//! their allocatable under the node class's kubelet settings and AMI family.
+//! schedules against (karpenter-model §1–§2, §6): template requirements with
+//! `karpenter.sh/nodepool` and template labels, taints, limits, and the instance types its
+//! requirements allow with their allocatable under the node class's kubelet settings and AMI
+//! family.
 
 use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::{Catalog, InstanceType};
@@ -334,7 +335,8 @@ fn nodepool_label(api: KarpenterApi) -> &'static str {
     }
 }
 
-/// The template requirements of a v1alpha5 Provisioner get the webhook's defaults (§1.3).
+/// The template requirements of a v1alpha5 Provisioner get the webhook's defaults
+/// (karpenter-model §1.3).
 fn v1alpha5_defaults(reqs: &mut Requirements) {
     let set = |reqs: &mut Requirements, key: &str, values: &[&str]| {
         if !reqs.has(key) {

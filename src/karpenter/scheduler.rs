@@ -63,7 +63,7 @@ impl PendingWorkload {
     }
 
     /// The pods of `obj` as `sim` tries them, `None` when Karpenter does not provision for
-    /// them (DaemonSets, `nodeName`) or ignores them (§2.3).
+    /// them (DaemonSets, `nodeName`) or ignores them (karpenter-model §2.3).
     pub fn new(
         sim: &Simulator,
         obj: &Object,

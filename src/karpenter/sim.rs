@@ -1,8 +1,8 @@
 //! Simulator: for one pod template, decide offline what Karpenter would decide.
 //!
 //! NodePools are tried in Karpenter's order (`OrderByWeight`) for each requirement attempt
-//! of the pod's relaxation (§3.4), through the stages Karpenter applies: the pool's gate,
-//! decided before any pod (`NewScheduler` skips pools whose own requirements leave no
+//! of the pod's relaxation (karpenter-model §3.4), through the stages Karpenter applies: the pool's
+//! gate, decided before any pod (`NewScheduler` skips pools whose own requirements leave no
 //! instance type, offering or `minValues`; `addToNewNodeClaim` refuses pools whose limits
 //! leave no type), then `NodeClaim.CanAdd`: taints, requirements, instance types
 //! (requirements ∩ type labels, requests + DaemonSet overhead ≤ allocatable, host ports,
@@ -207,17 +207,17 @@ impl Failure {
         }
     }
 
-    /// Karpenter's own words for the failure of NodePool `nodepool` (SPEC §3.3), so users
-    /// can search them, as the newest release karplint models words them
+    /// Karpenter's own words for the failure of NodePool `nodepool` (karpenter-model §3.3), so
+    /// users can search them, as the newest release karplint models words them
     /// ([`Failure::message_on`]).
     pub fn karpenter_message(&self, nodepool: &str) -> String {
         self.message_on(nodepool, KarpenterVersion::NEWEST)
     }
 
-    /// Karpenter `version`'s own words for the failure of NodePool `nodepool` (SPEC §3.3);
-    /// a limit the replicas exceed adds the numbers Karpenter leaves out. Requirements print
-    /// their bounds as `version` does ([`KarpenterVersion::inclusive_bounds`]), and an
-    /// instance-type filter error is shaped as `version` shapes it
+    /// Karpenter `version`'s own words for the failure of NodePool `nodepool`
+    /// (karpenter-model §3.3); a limit the replicas exceed adds the numbers Karpenter leaves out.
+    /// Requirements print their bounds as `version` does ([`KarpenterVersion::inclusive_bounds`]),
+    /// and an instance-type filter error is shaped as `version` shapes it
     /// ([`KarpenterVersion::filter_reason_first`]).
     pub fn message_on(&self, nodepool: &str, version: KarpenterVersion) -> String {
         let filter_error = |reason: &str, requirements: &Requirements, requests: &ResourceList| {
@@ -428,20 +428,20 @@ struct DaemonSetPod<'a> {
 }
 
 /// DaemonSets run where they tolerate the taints (startup taints aside) and their
-/// requirements fit the template (§6.4; core `isDaemonPodCompatible`).
+/// requirements fit the template (karpenter-model §6.4; core `isDaemonPodCompatible`).
 fn daemon_runs_on(pool: &Pool, tolerations: &[Toleration], attempt: &Attempt) -> bool {
     first_untolerated(tolerations, &pool.taints, true).is_none()
         && (pool.requirements).compatible_with_ok(&attempt.requirements, pool.flavor)
 }
 
-/// Resources the catalog knows; any other extended resource has capacity 0 (§6.2).
+/// Resources the catalog knows; any other extended resource has capacity 0 (karpenter-model §6.2).
 pub fn known_resource(name: &str) -> bool {
     matches!(name, "cpu" | "memory" | "pods" | "ephemeral-storage")
         || super::catalog::EXTENDED_RESOURCES.contains(&name)
         || name == super::catalog::RESOURCE_PRIVATE_IPV4
 }
 
-/// A type whose capacity exceeds any of the pool's limits is never launched (§6.5).
+/// A type whose capacity exceeds any of the pool's limits is never launched (karpenter-model §6.5).
 fn within_limits(pool: &Pool, t: &PoolType) -> bool {
     within(&pool.limits, t)
 }
@@ -586,7 +586,7 @@ fn fits_with(
 
 /// The first taint of `taints` the `tolerations` do not tolerate. PreferNoSchedule taints
 /// count unless `prefer_no_schedule_tolerated`: a pod must tolerate them until Karpenter's
-/// last relaxation (§3.4), a DaemonSet never (§6.4).
+/// last relaxation (karpenter-model §3.4), a DaemonSet never (karpenter-model §6.4).
 pub(super) fn first_untolerated(
     tolerations: &[Toleration],
     taints: &[(Taint, Span)],
@@ -720,7 +720,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             && (reqs.is_empty() || p.usable_types().any(|t| t.requirements.intersects_ok(reqs)))
     }
 
-    /// DaemonSet overhead on one instance type of a pool (§6.4).
+    /// DaemonSet overhead on one instance type of a pool (karpenter-model §6.4).
     fn daemon_overhead(&self, pool: usize, type_reqs: TypeRow) -> Cow<'_, ResourceList> {
         let o = &self.overheads[pool];
         if o.by_type.is_empty() {
@@ -780,7 +780,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     }
 
     /// The pod's relaxation steps: its requirement `attempts`, then, when a pool has a
-    /// `PreferNoSchedule` taint, the last one again tolerating those taints (§3.4,
+    /// `PreferNoSchedule` taint, the last one again tolerating those taints (karpenter-model §3.4,
     /// `Preferences.toleratePreferNoScheduleTaints`).
     pub(super) fn relaxations(&self, mut attempts: Vec<Attempt>) -> Vec<Attempt> {
         if self.prefer_no_schedule

@@ -1,4 +1,4 @@
-//! Simulator, topology: which domains a topology key has (SPEC §5) and which NodePools a
+//! Simulator, topology: which domains a topology key has (karpenter-model §5) and which NodePools a
 //! pod template can reach, for the topology-spread, pod-affinity and volume-zone rules.
 //!
 //! Karpenter builds the domains of a key from every ready NodePool's requirements (their
@@ -137,7 +137,7 @@ pub fn node_domains(index: &Index, key: &str) -> Domains {
 }
 
 /// Whether Karpenter knows no domain at all for `key` (over every NodePool and static node,
-/// SPEC §5), stopping at the first NodePool that offers a value or leaves the key open.
+/// karpenter-model §5), stopping at the first NodePool that offers a value or leaves the key open.
 pub fn no_domains_for_sure(sim: &Simulator, index: &Index, key: &str) -> bool {
     let key = normalize_key(key);
     if !node_domains(index, key).values.is_empty() {

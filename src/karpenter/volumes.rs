@@ -1,6 +1,6 @@
 //! Simulator, volumes: the claims a pod template uses, resolved to their
 //! PersistentVolumeClaim, PersistentVolume and StorageClass in the tree or context, and the
-//! zones they pin the pod to (SPEC §8, core `volumetopology.go`).
+//! zones they pin the pod to (karpenter-model §8, core `volumetopology.go`).
 
 use super::requirements::{LABEL_ZONE, normalize_key};
 use crate::index::Index;

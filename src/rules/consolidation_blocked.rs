@@ -1,6 +1,6 @@
 //! `consolidation-blocked`: PodDisruptionBudgets, annotations and NodePool disruption
 //! budgets that stop Karpenter from ever voluntarily disrupting the nodes their pods run on
-//! or their pool launches (SPEC §7): consolidation and drift wait forever, and Karpenter
+//! or their pool launches (karpenter-model §7): consolidation and drift wait forever, and Karpenter
 //! reports `DisruptionBlocked`.
 
 use super::{Context, Findings, Placed, Rule};

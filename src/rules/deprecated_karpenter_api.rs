@@ -1,5 +1,5 @@
 //! `deprecated-karpenter-api`: Karpenter objects, annotations and labels from API
-//! generations Karpenter v1 no longer serves or honours (SPEC §1.2, §7): one finding per
+//! generations Karpenter v1 no longer serves or honours (karpenter-model §1.2, §7): one finding per
 //! object, on its `apiVersion` (or the first deprecated key of a workload or Node), naming
 //! the v1 replacement of everything deprecated in it.
 

@@ -1,6 +1,6 @@
 //! `missing-csi-startup-taint`: a NodePool that hosts pods with EBS volumes but lacks the
 //! `ebs.csi.aws.com/agent-not-ready:NoExecute` startup taint, so pods land before the EBS
-//! CSI node agent can attach their volumes (SPEC §8, Karpenter troubleshooting guide).
+//! CSI node agent can attach their volumes (karpenter-model §8, Karpenter troubleshooting guide).
 
 use super::{Context, Rule};
 use crate::diagnostic::{Finding, Related};

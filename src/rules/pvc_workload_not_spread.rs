@@ -1,6 +1,7 @@
 //! `pvc-workload-not-spread`: a replicated workload whose pods each get their own volumes
 //! (StatefulSet `volumeClaimTemplates`, generic ephemeral volumes) and that nothing spreads
-//! across nodes, so Karpenter packs them together and they hit the attach limit (SPEC §8).
+//! across nodes, so Karpenter packs them together and they hit the attach limit
+//! (karpenter-model §8).
 
 use super::{Context, Findings, Placed, Rule};
 use crate::karpenter::sim::Verdict;

@@ -1,5 +1,5 @@
 //! `restricted-label-selector`: a node selector Karpenter refuses, so it ignores the pod
-//! and provisions nothing for it (SPEC §2.3).
+//! and provisions nothing for it (karpenter-model §2.3).
 
 use super::{Context, Findings, Placed, Rule};
 use crate::karpenter::pod::Ignored;

@@ -1,8 +1,9 @@
 //! `startup-taint-without-agent`: a NodePool `startupTaints` entry that no DaemonSet in
 //! the tree or context both tolerates and runs on the pool's nodes, so nothing runs on the
-//! new node to remove it and the node never initialises (SPEC §4). Taints removed by agents that usually arrive as EKS
-//! add-ons or built-in controllers (CSI node agents, node lifecycle, cloud provider) are
-//! assumed handled, so following `missing-csi-startup-taint` never fires this rule.
+//! new node to remove it and the node never initialises (karpenter-model §4). Taints removed by
+//! agents that usually arrive as EKS add-ons or built-in controllers (CSI node agents, node
+//! lifecycle, cloud provider) are assumed handled, so following `missing-csi-startup-taint` never
+//! fires this rule.
 
 use super::{Context, Rule};
 use crate::diagnostic::Finding;

@@ -1,5 +1,5 @@
 //! `unsatisfiable-pod-affinity`: required pod affinity or anti-affinity Karpenter cannot
-//! satisfy (SPEC §5): self anti-affinity on a zone-like key with more replicas than
+//! satisfy (karpenter-model §5): self anti-affinity on a zone-like key with more replicas than
 //! domains, self affinity on the hostname with more replicas than one node holds, affinity
 //! to pods nothing in the tree creates, or a key without known values.
 

@@ -1,5 +1,5 @@
 //! `unsatisfiable-topology-spread`: a `DoNotSchedule` topology spread constraint Karpenter
-//! cannot satisfy for the workload's replicas (SPEC §5): a key no NodePool or node has
+//! cannot satisfy for the workload's replicas (karpenter-model §5): a key no NodePool or node has
 //! values for, `minDomains` above the domains the pod's NodePools offer, or domains of
 //! NodePools the pod does not tolerate counted under the default `nodeTaintsPolicy`.
 

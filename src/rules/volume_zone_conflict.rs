@@ -1,6 +1,6 @@
 //! `volume-zone-conflict`: a pod's volume is pinned to zones none of the pod's NodePools
 //! offer (bound PV node affinity, StorageClass `allowedTopologies`), and EBS StorageClasses
-//! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (SPEC §8).
+//! that bind `Immediate`ly, before Karpenter has chosen the pod's zone (karpenter-model §8).
 
 use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::{Finding, Severity};

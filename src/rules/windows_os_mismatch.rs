@@ -1,6 +1,6 @@
 //! `windows-os-mismatch`: Windows container images on pods that do not select Windows
 //! nodes, or whose Windows build (selector or NodePool AMI family) differs from the image's
-//! LTSC version (SPEC §9).
+//! LTSC version (karpenter-model §9).
 
 use super::{Context, Findings, Placed, Rule};
 use crate::diagnostic::Severity;

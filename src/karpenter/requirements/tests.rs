@@ -1,5 +1,6 @@
-//! Unit and property tests for the requirement algebra: one unit test per case SPEC §2–§3
-//! names, and proptest properties that pin the set semantics down on a small value universe.
+//! Unit and property tests for the requirement algebra: one unit test per case
+//! karpenter-model §2–§3 names, and proptest properties that pin the set semantics down on a small
+//! value universe.
 
 use super::*;
 use proptest::prelude::*;
@@ -265,7 +266,7 @@ fn add_intersects_same_key() {
     assert_eq!(r.len(), 1);
 }
 
-// --- Compatible: SPEC §2.2 / §3.3 cases -------------------------------------------------------
+// --- Compatible: karpenter-model §2.2 / §3.3 cases -----------------------------------------------
 
 #[test]
 fn custom_label_without_known_values_is_rejected() {

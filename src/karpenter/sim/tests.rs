@@ -1,6 +1,6 @@
 //! Unit tests for the simulator's typed verdicts: one row per way Karpenter's scheduler
-//! rejects a pod on a NodePool (SPEC §3.3), named after the behaviour, checked against the
-//! built-in catalog.
+//! rejects a pod on a NodePool (karpenter-model §3.3), named after the behaviour, checked against
+//! the built-in catalog.
 
 use super::*;
 use crate::karpenter::requirements::IncompatibleError;

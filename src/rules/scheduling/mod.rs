@@ -1,5 +1,5 @@
 //! Scheduling rules: why Karpenter would leave a pod Pending, one rule per stage at which
-//! its scheduler rejects a pod on a NodePool (SPEC §3.3).
+//! its scheduler rejects a pod on a NodePool (karpenter-model §3.3).
 //!
 //! The simulator's [`Verdict::Pending`] keeps every NodePool's [`Failure`], closest pool
 //! first. The rule of the closest pool's stage reports the pod (see [`rule`]); this module
