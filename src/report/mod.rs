@@ -473,3 +473,23 @@ pub fn count(summary: &mut Summary, findings: &[Finding]) {
         .filter(|f| f.severity == Severity::Info)
         .count();
 }
+
+/// Creates (or truncates) the file at `path` for a report or a baseline, never through a
+/// symbolic link: a link planted at an output path (`-o report.json` pointing at
+/// `~/.bashrc`) would have karplint overwrite its target.
+pub fn create_output(path: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(
+            "it is a symbolic link; karplint does not write through one",
+        ));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        // A link made between the check and the open fails the open.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
