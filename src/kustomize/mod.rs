@@ -219,6 +219,8 @@ struct Dir {
     unreadable: Option<String>,
     /// A `kind: Component`: built only as part of the kustomizations that list it.
     component: bool,
+    /// It lists its own directory (`.`).
+    includes_itself: bool,
 }
 
 /// A discovered file, as the planner sees it.
@@ -338,14 +340,16 @@ pub fn plan(
         use rayon::prelude::*;
         (roots.par_iter())
             .map(|(root, dir, used)| match &tool {
-                Some(tool) if used.remote.is_none() && !dir.component => {
+                Some(tool)
+                    if used.remote.is_none() && used.repeated.is_none() && !dir.component =>
+                {
                     Some(build(tool, dir, root, deadline, limits.max_file_size))
                 }
                 _ => None,
             })
             .collect()
     };
-    for ((root, _dir, used), built) in roots.into_iter().zip(builds) {
+    for ((root, dir, used), built) in roots.into_iter().zip(builds) {
         match built {
             Some(Ok(mut rendered)) => {
                 rendered.patches = used.patches.iter().cloned().collect();
@@ -360,6 +364,12 @@ pub fn plan(
                     plan.notes.push(format!(
                         "{} {why} and was not built (karplint does not go online); its local files are linted as written",
                         file.display()
+                    ));
+                } else if let (Some(again), Some(_)) = (&used.repeated, &tool) {
+                    plan.notes.push(format!(
+                        "{} reaches {} by more than one path (a directory listed twice, or a cycle), which kustomize refuses after work that doubles with each level; not built, its files are linted as written",
+                        dir.file.display(),
+                        relative_to_cwd(again).display()
                     ));
                 }
                 plan.add_unrendered(used);
@@ -486,6 +496,10 @@ struct Used {
     remote: Option<(PathBuf, String)>,
     /// The kustomization directories walked: each once, however often it is included.
     visited: BTreeSet<PathBuf>,
+    /// A directory the root reaches by a second path (a base listed twice, a cycle, a
+    /// kustomization listing itself): kustomize refuses these, but only after work that
+    /// doubles with each level, so such a root is not built.
+    repeated: Option<PathBuf>,
 }
 
 impl Used {
@@ -496,7 +510,11 @@ impl Used {
     fn walk(&mut self, dir: &Path, dirs: &BTreeMap<PathBuf, Dir>, outer: &Transform) {
         let Some(k) = dirs.get(dir) else { return };
         if !self.visited.insert(dir.to_path_buf()) {
+            self.repeated.get_or_insert_with(|| dir.to_path_buf());
             return;
+        }
+        if k.includes_itself {
+            self.repeated.get_or_insert_with(|| dir.to_path_buf());
         }
         if self.remote.is_none() {
             self.remote = k.remote.clone().map(|why| (k.file.clone(), why));
@@ -526,6 +544,7 @@ fn read_dir(f: &Candidate, max: u64) -> Dir {
         remote: None,
         unreadable: None,
         component: false,
+        includes_itself: false,
     };
     let (k, fields) = match read_kustomization(&f.path, max) {
         Ok(k) => k,
@@ -543,7 +562,7 @@ fn read_dir(f: &Candidate, max: u64) -> Dir {
         let p = normal(&base.join(r));
         if p == base {
             // The kustomization itself (`.`): kustomize refuses the cycle.
-            continue;
+            dir.includes_itself = true;
         } else if p.is_dir() {
             dir.includes.push(p);
         } else if p.is_file() {
@@ -596,6 +615,16 @@ fn first_line(s: &str) -> String {
     }
     let cut: String = line.chars().take(200).collect();
     format!("{cut}…")
+}
+
+/// `p` (absolute) relative to the working directory when below it, as notes show paths.
+fn relative_to_cwd(p: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().map(|d| normal(&d));
+    match cwd.as_ref().ok().and_then(|d| p.strip_prefix(d).ok()) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+        Some(_) => PathBuf::from("."),
+        None => p.to_path_buf(),
+    }
 }
 
 /// `p` made absolute and lexically normal (`.` and `..` resolved, symlinks kept), so that
