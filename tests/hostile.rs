@@ -1007,7 +1007,7 @@ fn links_in_names_are_inert_in_markdown_and_sarif() {
     // Every bracket is escaped (`\\]`), so no `](` opens a link or image.
     assert!(!md.replace("\\]", "").contains("]("), "{md}");
     assert!(!md.contains("https://"), "{md}");
-    for format in ["human", "concise", "github", "markdown"] {
+    for format in ["human", "concise", "github", "markdown", "json", "sarif"] {
         let out = common::karplint(dir.path(), 10)
             .args(["--format", format, "--no-color", "--fail-on", "never", "."])
             .output()

@@ -121,8 +121,7 @@ impl Baseline {
     /// Writes the baseline as pretty JSON with a final newline.
     pub fn write(&self, path: &Path) -> Result<(), BaselineError> {
         use std::io::Write;
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
-        text.push('\n');
+        let text = super::json_string(self);
         super::create_output(path)
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|source| BaselineError::Write {
