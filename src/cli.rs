@@ -95,6 +95,15 @@ pub struct LintArgs {
     /// config]
     #[arg(long, value_enum, value_name = "WHEN", global = true)]
     pub kustomize: Option<crate::kustomize::Mode>,
+    /// Render kustomizations with this kustomize (or kubectl) binary instead of looking on
+    /// PATH [default: kustomizeBin from the config]
+    #[arg(long, value_name = "PATH", global = true)]
+    pub kustomize_bin: Option<PathBuf>,
+    /// Stop rendering kustomizations after this many seconds for the whole run; roots not
+    /// rendered by then are linted as written and the run exits 2 [default: 300, or
+    /// kustomizeTimeout from the config]
+    #[arg(long, value_name = "SECONDS", global = true)]
+    pub kustomize_timeout: Option<u64>,
     /// Read this config file instead of looking for .karplint.yaml
     #[arg(long, value_name = "FILE", conflicts_with = "no_config", global = true)]
     pub config: Option<PathBuf>,
@@ -438,8 +447,9 @@ fn run_plan(args: &LintArgs) -> i32 {
     };
     if let Some((output, input)) = output_over_input(&dests, &outcome.report.sources) {
         eprintln!(
-            "karplint: refusing to write a report to {}: it is the input {input} (linted or read as context); choose another --output",
-            output.display()
+            "karplint: refusing to write a report to {}: it is the input {} (linted or read as context); choose another --output",
+            shown(&output),
+            report::escape::line(&input)
         );
         return 2;
     }
@@ -482,18 +492,23 @@ fn write_to(dest: &Destination, write: impl Fn(&mut dyn Write) -> std::io::Resul
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             output_status(write(&mut out).and_then(|_| out.flush()))
         }
-        Destination::File(p) => match std::fs::File::create(p).and_then(|f| {
+        Destination::File(p) => match report::create_output(p).and_then(|f| {
             let mut out = std::io::BufWriter::new(f);
             write(&mut out)?;
             out.flush()
         }) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("karplint: writing {}: {e}", p.display());
+                eprintln!("karplint: writing {}: {e}", shown(p));
                 2
             }
         },
     }
+}
+
+/// A path from the command line as a message shows it: no control character raw.
+fn shown(p: &Path) -> String {
+    report::escape::line(&p.display().to_string()).into_owned()
 }
 
 /// Whether the human and concise reports to `dest` are coloured: `--color always`, or on
@@ -548,7 +563,30 @@ pub fn destinations(
     if pairs.iter().filter(|p| p.1 == Destination::Stdout).count() > 1 {
         return Err(UsageError::SeveralToStdout);
     }
+    let files: Vec<&PathBuf> = (pairs.iter())
+        .filter_map(|(_, d)| match d {
+            Destination::File(p) => Some(p),
+            Destination::Stdout => None,
+        })
+        .collect();
+    for (i, a) in files.iter().enumerate() {
+        if files[..i].iter().any(|b| same_file(a, b)) {
+            return Err(UsageError::SameOutput(shown(a)));
+        }
+    }
     Ok(pairs)
+}
+
+/// Whether two output paths name one file: the same spelling, or (when they exist) the
+/// same file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    if crate::kustomize::normal(a) == crate::kustomize::normal(b) {
+        return true;
+    }
+    matches!(
+        (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+        (Ok(x), Ok(y)) if x == y
+    )
 }
 
 /// Loads the config that applies: `--config`, else `.karplint.yaml` here or above.
@@ -600,6 +638,8 @@ pub enum UsageError {
         "more than one --format would write to standard output; pair each with an --output FILE"
     )]
     SeveralToStdout,
+    #[error("two --format reports would write to --output {0}; give each its own file")]
+    SameOutput(String),
     #[error("--rule {0:?}: expected ID=LEVEL")]
     RuleSyntax(String),
     #[error("--rule {arg:?}: unknown rule {id:?}; {hint}`karplint rules` lists them")]
@@ -678,6 +718,26 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         plan: false,
         export_instance_types: false,
         kustomize: args.kustomize.or(cfg.kustomize).unwrap_or_default(),
+        kustomize_bin: match (&args.kustomize_bin, &cfg.kustomize_bin) {
+            (Some(p), _) => Some((p.clone(), crate::kustomize::Chosen::Flag)),
+            (None, Some(p)) => Some((p.clone(), crate::kustomize::Chosen::Config)),
+            (None, None) => None,
+        },
+        kustomize_timeout: (args.kustomize_timeout.or(cfg.kustomize_timeout)).map_or(
+            crate::kustomize::DEFAULT_DEADLINE,
+            std::time::Duration::from_secs,
+        ),
+        untrusted: (cfg.path.parent())
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                }
+            })
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect(),
     };
     let fail_on = args.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Error);
     let mut opts = opts;
@@ -746,7 +806,10 @@ fn run_lint(args: &LintArgs) -> i32 {
             return 2;
         }
     };
-    let old = match args.baseline.as_deref().map(Baseline::read).transpose() {
+    let old = match (args.baseline.as_deref())
+        .map(|p| Baseline::read(p, args.max_file_size))
+        .transpose()
+    {
         Ok(b) => b,
         Err(e) => {
             eprintln!("karplint: {}", report::escape::text(&e.to_string()));
@@ -761,8 +824,9 @@ fn run_lint(args: &LintArgs) -> i32 {
         let dest = [(Format::Json, Destination::File(path.clone()))];
         if let Some((_, input)) = output_over_input(&dest, &outcome.report.sources) {
             eprintln!(
-                "karplint: refusing to write the baseline to {}: it is the input {input}; choose another file",
-                path.display()
+                "karplint: refusing to write the baseline to {}: it is the input {}; choose another file",
+                shown(path),
+                report::escape::line(&input)
             );
             return 2;
         }
@@ -774,8 +838,9 @@ fn run_lint(args: &LintArgs) -> i32 {
     let report = &outcome.report;
     if let Some((output, input)) = output_over_input(&dests, &report.sources) {
         eprintln!(
-            "karplint: refusing to write a report to {}: it is the input {input} (linted or read as context); choose another --output",
-            output.display()
+            "karplint: refusing to write a report to {}: it is the input {} (linted or read as context); choose another --output",
+            shown(&output),
+            report::escape::line(&input)
         );
         return 2;
     }
@@ -842,7 +907,7 @@ fn write_baseline(outcome: &engine::Outcome, path: &Path) -> i32 {
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
     }
     if !outcome.read_errors.is_empty() {
-        eprintln!("karplint: baseline {} not written", path.display());
+        eprintln!("karplint: baseline {} not written", shown(path));
         return 2;
     }
     let b = Baseline::of(&outcome.report);

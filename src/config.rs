@@ -127,6 +127,11 @@ pub struct Config {
     pub cluster: Option<ClusterSection>,
     /// `kustomize: auto|always|off`.
     pub kustomize: Option<crate::kustomize::Mode>,
+    /// `kustomizeBin`: the render tool, resolved against the config's directory (used only
+    /// when outside the linted trees).
+    pub kustomize_bin: Option<PathBuf>,
+    /// `kustomizeTimeout`: seconds for all renders of a run.
+    pub kustomize_timeout: Option<u64>,
     /// `karpenter.version`: the Karpenter release whose behaviour applies.
     pub karpenter_version: Option<KarpenterVersion>,
 }
@@ -144,6 +149,17 @@ pub enum ConfigError {
         help("point --config at a .karplint.yaml file; is it a link to something else?")
     )]
     NotText { path: String, offset: usize },
+    /// An error in a file nothing may be quoted from: one that is not YAML at all, or one
+    /// reached through a symbolic link that leaves its repository (`~/.git-credentials`).
+    #[error("{path}: {what} at line {line}, column {column}")]
+    #[diagnostic(code(karplint::config), help("{help}"))]
+    Unquoted {
+        path: String,
+        what: String,
+        line: usize,
+        column: usize,
+        help: String,
+    },
     #[error("{message}")]
     #[diagnostic(code(karplint::config))]
     Invalid {
@@ -170,6 +186,8 @@ struct RawConfig {
     fail_on: Option<Spanned<String>>,
     cluster: Option<RawCluster>,
     kustomize: Option<Spanned<String>>,
+    kustomize_bin: Option<String>,
+    kustomize_timeout: Option<u64>,
     karpenter: Option<RawKarpenter>,
 }
 
@@ -251,7 +269,7 @@ pub fn discover(dir: &Path) -> Option<PathBuf> {
 pub fn load(path: &Path, known_rules: &[&str], max: u64) -> Result<Config, Box<ConfigError>> {
     let io = |message: String| {
         Box::new(ConfigError::Io {
-            path: path.display().to_string(),
+            path: printable(path),
             message,
         })
     };
@@ -260,13 +278,98 @@ pub fn load(path: &Path, known_rules: &[&str], max: u64) -> Result<Config, Box<C
         .ok_or_else(|| io(format!("over the {max}-byte limit (--max-file-size)")))?;
     let text =
         String::from_utf8(bytes).map_err(|e| io(format!("not UTF-8: {}", e.utf8_error())))?;
-    parse(path, &text, known_rules)
+    if let Some(e) = not_yaml(path, &text) {
+        return Err(e);
+    }
+    match parse(path, &text, known_rules) {
+        Err(e) if !stays_in_repository(path) => Err(redact(e, path, &text)),
+        parsed => parsed,
+    }
+}
+
+/// A path as an error names it: control characters written as `\u{XX}`, so that a file
+/// name cannot drive the terminal.
+fn printable(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.display().to_string().chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The error for a file that does not parse as YAML at all (a key file, a token list):
+/// where, and nothing of what it holds.
+fn not_yaml(path: &Path, text: &str) -> Option<Box<ConfigError>> {
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        // [`parse`] says which byte, quoting nothing.
+        return None;
+    }
+    let e = serde_saphyr::from_str_with_options::<serde_json::Value>(text, crate::parse::options())
+        .err()?;
+    let (line, column) = e
+        .location()
+        .map_or((1, 1), |l| (l.line() as usize, l.column() as usize));
+    Some(Box::new(ConfigError::Unquoted {
+        path: printable(path),
+        what: "not a YAML config (a YAML syntax error)".into(),
+        line,
+        column,
+        help: "point --config at a .karplint.yaml file; nothing of this file is quoted".into(),
+    }))
+}
+
+/// Whether the config at `path`, followed through symbolic links, stays in the repository
+/// it was found in (the nearest directory above it holding `.git`, else its directory).
+fn stays_in_repository(path: &Path) -> bool {
+    let Ok(dir) = std::fs::canonicalize(config_dir(path)) else {
+        return false;
+    };
+    let repo = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&dir);
+    std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(repo))
+}
+
+/// `e` without anything quoted from the file: where, and what kind of error.
+fn redact(e: Box<ConfigError>, path: &Path, text: &str) -> Box<ConfigError> {
+    let ConfigError::Invalid { span, label, .. } = *e else {
+        return e;
+    };
+    let offset = span.offset().min(text.len());
+    let before = text.get(..offset).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    let what = match label.as_str() {
+        "here" => "not a karplint config (unknown key or wrong shape)".to_string(),
+        other => format!("invalid config ({other})"),
+    };
+    Box::new(ConfigError::Unquoted {
+        path: printable(path),
+        what,
+        line,
+        column,
+        help: "the config is a symbolic link to a file outside the repository, so nothing of it is quoted; point it at a .karplint.yaml".into(),
+    })
 }
 
 /// Validates the text of a config file read from `path`.
 pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Box<ConfigError>> {
     let src = ConfigSource {
-        name: path.display().to_string(),
+        name: printable(path),
         text,
     };
     if let Some(offset) = text
@@ -318,6 +421,8 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         fail_on,
         cluster,
         kustomize,
+        kustomize_bin: raw.kustomize_bin.map(|p| base.join(p)),
+        kustomize_timeout: raw.kustomize_timeout,
         karpenter_version,
     })
 }
@@ -478,7 +583,7 @@ fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigEr
             .unwrap_or((0, 0));
         let span = (span.0.min(text.len()), span.1);
         let help = unknown_key_help(&message).unwrap_or_else(|| {
-            "top-level keys are rules, exclude, include, context, failOn, kustomize, karpenter and cluster"
+            "top-level keys are rules, exclude, include, context, failOn, kustomize, kustomizeBin, kustomizeTimeout, karpenter and cluster"
                 .into()
         });
         src.invalid(

@@ -533,6 +533,32 @@ pub fn read_file_at_most(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8
     read_at_most(file, max)
 }
 
+/// The regular file `path` names, read whole when it holds at most `max` bytes; an error
+/// for anything else, where a stream makes no sense (a FIFO would block, `/dev/zero`
+/// never ends) and for a larger file. Opening does not wait for a FIFO's writer.
+pub fn read_regular_file_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a pipe, device or directory); give a file",
+        ));
+    }
+    let too_large =
+        || std::io::Error::other(format!("over the {max}-byte limit (--max-file-size)"));
+    if meta.len() > max {
+        return Err(too_large());
+    }
+    read_at_most(file, max)?.ok_or_else(too_large)
+}
+
 /// What tells two inputs apart: the canonical path of a file (two spellings of one file, or
 /// a link and its target, are one input), `None` for standard input and inputs whose path
 /// cannot be resolved (those are kept as given).

@@ -392,3 +392,737 @@ fn errors_after_the_header_of_unmodelled_kinds() {
     assert!(run.of("parse-error", "fine.yaml").is_empty());
     assert_eq!(run.json["summary"]["objects"], 2);
 }
+
+// --- the render tool: which program, its environment, its network, its time -----------------
+
+/// A fake render tool in a directory of its own (outside any linted tree): a shell script
+/// whose body is `body`, printing a Deployment without requests named `rendered`.
+#[cfg(unix)]
+fn fake_tool(body: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = format!(
+        "#!/bin/sh\n{body}\n/bin/cat <<'EOF'\n{}\nEOF\n",
+        GOOD.replace("name: good", "name: rendered")
+    );
+    let path = dir.path().join("kustomize");
+    std::fs::write(&path, script).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
+/// A tree with the good file and a kustomization in `app/` listing one Deployment.
+fn kustomize_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    std::fs::create_dir(dir.path().join("app")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("app/kustomization.yaml"),
+        "resources: [deploy.yaml]\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("app/deploy.yaml"),
+        GOOD.replace("name: good", "name: app"),
+    )
+    .expect("write");
+    dir
+}
+
+fn notes(run: &Run) -> String {
+    run.json["notes"].to_string()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_kustomize_in_the_linted_tree_never_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = kustomize_tree();
+    let ran = dir.path().join("ran");
+    // A planted `kustomize` at the top of the tree and in its bin/.
+    let planted = format!("#!/bin/sh\n/usr/bin/touch {}\n", ran.display());
+    std::fs::create_dir(dir.path().join("bin")).expect("mkdir");
+    for p in ["kustomize", "bin/kustomize", "kubectl"] {
+        let p = dir.path().join(p);
+        std::fs::write(&p, &planted).expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let tool = fake_tool("");
+    // An empty entry, a relative one, and an absolute one inside the tree, before the tool.
+    let path = format!(
+        ":.:bin:{}:{}",
+        dir.path().join("bin").display(),
+        tool.path().display()
+    );
+    let mut c = common::karplint(dir.path(), 10);
+    c.env("PATH", &path)
+        .args(["--format", "json", "--fail-on", "never", "."]);
+    let run = json_run(c);
+    run.assert_good_reported();
+    assert!(!ran.exists(), "a program from the linted tree ran");
+    let expected = format!("{} build", tool.path().join("kustomize").display());
+    assert!(notes(&run).contains(&expected), "{}", notes(&run));
+    // Nothing else on PATH: no tool at all, and the tree's is still not run.
+    let mut c = common::karplint(dir.path(), 10);
+    c.env("PATH", ":.:bin")
+        .args(["--format", "json", "--fail-on", "never", "."]);
+    let run = json_run(c);
+    run.assert_good_reported();
+    assert!(!ran.exists(), "a program from the linted tree ran");
+    assert!(notes(&run).contains("were not rendered"), "{}", notes(&run));
+}
+
+#[cfg(unix)]
+#[test]
+fn kustomize_bin_chooses_the_tool_and_the_config_cannot_choose_one_in_the_tree() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = kustomize_tree();
+    let tool = fake_tool("");
+    let bin = tool.path().join("kustomize");
+    let run = run_in(
+        dir.path(),
+        &["--kustomize-bin", bin.to_str().expect("utf-8"), "."],
+        10,
+    );
+    run.assert_good_reported();
+    assert!(
+        notes(&run).contains(&format!("{} build", bin.display())),
+        "{}",
+        notes(&run)
+    );
+    // The config naming a program of the repository: refused, and it does not run.
+    let ran = dir.path().join("ran");
+    let planted = dir.path().join("kustomize");
+    std::fs::write(
+        &planted,
+        format!("#!/bin/sh\n/usr/bin/touch {}\n", ran.display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "kustomizeBin: kustomize\n",
+    )
+    .expect("write");
+    let out = common::karplint(dir.path(), 10)
+        .args(["--format", "json", "."])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("never runs a program"), "{stderr}");
+    assert!(!ran.exists());
+    // The same program named on the command line is the user's choice.
+    let out = common::karplint(dir.path(), 10)
+        .args(["--format", "json", "--kustomize-bin", "kustomize", "."])
+        .output()
+        .expect("runs");
+    assert!(ran.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_render_tool_gets_a_minimal_environment() {
+    let dir = kustomize_tree();
+    let env_file = dir.path().join("env.txt");
+    let tool = fake_tool(&format!(
+        "/usr/bin/env > {}\n/bin/cat \"$KUBECONFIG\" >> {} 2>&1",
+        env_file.display(),
+        env_file.display()
+    ));
+    let mut c = common::karplint(dir.path(), 10);
+    c.env("PATH", tool.path())
+        .env("KUBECONFIG", "/root/.kube/config")
+        .env("AWS_SECRET_ACCESS_KEY", "leak-me")
+        .env("GITHUB_TOKEN", "leak-me")
+        .env("KUSTOMIZE_PLUGIN_HOME", "/plugins")
+        .args(["--format", "json", "--fail-on", "never", "."]);
+    let run = json_run(c);
+    run.assert_good_reported();
+    let env = std::fs::read_to_string(&env_file).expect("the tool ran");
+    assert!(!env.contains("leak-me"), "{env}");
+    assert!(!env.contains("/root/.kube/config"), "{env}");
+    assert!(!env.contains("/plugins\n"), "{env}");
+    assert!(env.contains("GIT_TERMINAL_PROMPT=0"), "{env}");
+    let var = |k: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(str::to_string)
+    };
+    let home = var("HOME").expect("HOME set");
+    assert!(!home.starts_with("/root"), "{home}");
+    let kubeconfig = var("KUBECONFIG").expect("KUBECONFIG set");
+    assert!(
+        kubeconfig.starts_with(home.trim_end_matches("/.home")),
+        "{kubeconfig}"
+    );
+}
+
+/// Every field kustomize may fetch, one root each: none is rendered, each note names its
+/// field, and a listener on 127.0.0.1 sees no connection.
+#[cfg(unix)]
+#[test]
+fn kustomize_stays_offline() {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let url = format!("http://127.0.0.1:{port}/x.yaml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    let fields = [
+        ("resources", format!("resources: [{url}]")),
+        ("transformers", format!("transformers: [{url}]")),
+        ("generators", format!("generators: [{url}]")),
+        ("validators", format!("validators: [{url}]")),
+        ("patches[].path", format!("patches: [{{path: '{url}'}}]")),
+        (
+            "patchesStrategicMerge",
+            format!("patchesStrategicMerge: ['{url}']"),
+        ),
+        (
+            "patchesJson6902[].path",
+            format!("patchesJson6902: [{{path: '{url}'}}]"),
+        ),
+        (
+            "configMapGenerator[].files",
+            format!("configMapGenerator: [{{name: c, files: ['{url}']}}]"),
+        ),
+        (
+            "secretGenerator[].envs",
+            format!("secretGenerator: [{{name: s, envs: ['{url}']}}]"),
+        ),
+        ("openapi.path", format!("openapi: {{path: '{url}'}}")),
+        ("crds", format!("crds: ['{url}']")),
+        ("configurations", format!("configurations: ['{url}']")),
+        (
+            "helmCharts[].repo",
+            format!("helmCharts: [{{name: c, repo: 'http://127.0.0.1:{port}'}}]"),
+        ),
+    ];
+    for (i, (_, k)) in fields.iter().enumerate() {
+        let root = dir.path().join(format!("r{i}"));
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("kustomization.yaml"), format!("{k}\n")).expect("write");
+    }
+    // A URL whose name a local directory also has: still remote.
+    let shadow = dir.path().join("shadow");
+    std::fs::create_dir_all(shadow.join("github.com/org/repo")).expect("mkdir");
+    std::fs::write(
+        shadow.join("github.com/org/repo/kustomization.yaml"),
+        "resources: []\n",
+    )
+    .expect("write");
+    std::fs::write(
+        shadow.join("kustomization.yaml"),
+        "resources: [github.com/org/repo]\n",
+    )
+    .expect("write");
+    // A root without remote entries, rendered by a tool that tries to connect out.
+    let ok = dir.path().join("ok");
+    std::fs::create_dir(&ok).expect("mkdir");
+    std::fs::write(ok.join("kustomization.yaml"), "resources: []\n").expect("write");
+    let tool = fake_tool(&format!(
+        "/usr/bin/timeout 2 /bin/bash -c 'echo x > /dev/tcp/127.0.0.1/{port}' 2>/dev/null"
+    ));
+    let mut c = common::karplint(dir.path(), 10);
+    c.env("PATH", format!("{}:/usr/bin:/bin", tool.path().display()))
+        .args(["--format", "json", "--fail-on", "never", "."]);
+    let run = json_run(c);
+    run.assert_good_reported();
+    let notes = notes(&run);
+    for (field, _) in &fields {
+        assert!(
+            notes.contains(&format!("names a remote `{field}` entry")),
+            "{field}: {notes}"
+        );
+    }
+    assert!(
+        notes.contains("shadow/kustomization.yaml names a remote `resources`"),
+        "{notes}"
+    );
+    // `ok`, and the shadowing directory's own kustomization (a root of its own).
+    assert!(notes.contains("rendered 2 kustomization(s)"), "{notes}");
+    if notes.contains("without network access") {
+        assert!(
+            listener.accept().is_err(),
+            "the render tool reached 127.0.0.1:{port}"
+        );
+    } else {
+        eprintln!(
+            "kustomize_stays_offline: no network namespace here; the tool's own connection is not checked"
+        );
+    }
+}
+
+#[test]
+fn kustomization_walk_visits_each_directory_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    // Includes itself twice, and a base twice under two spellings.
+    std::fs::create_dir_all(dir.path().join("self/base")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("self/kustomization.yaml"),
+        "resources: [\".\", \"./\", base, ./base/, base/../base]\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("self/base/kustomization.yaml"),
+        "resources: [\"..\"]\n",
+    )
+    .expect("write");
+    // A chain of 20 levels, each including the next twice.
+    let mut level = dir.path().join("chain");
+    for i in 0..20 {
+        std::fs::create_dir_all(&level).expect("mkdir");
+        std::fs::write(
+            level.join("kustomization.yaml"),
+            format!("namePrefix: l{i}-\nresources: [next, ./next/]\n"),
+        )
+        .expect("write");
+        level = level.join("next");
+    }
+    std::fs::create_dir_all(&level).expect("mkdir");
+    std::fs::write(level.join("kustomization.yaml"), "resources: [app.yaml]\n").expect("write");
+    std::fs::write(
+        level.join("app.yaml"),
+        GOOD.replace("name: good", "name: deep"),
+    )
+    .expect("write");
+    let start = std::time::Instant::now();
+    let run = run_in(dir.path(), &["--kustomize", "off", "."], 10);
+    run.assert_good_reported();
+    assert_eq!(run.of("missing-resource-requests", "app.yaml").len(), 1);
+    #[cfg(unix)]
+    {
+        let tool = fake_tool("");
+        let mut c = common::karplint(dir.path(), 10);
+        c.env("PATH", tool.path())
+            .args(["--format", "json", "--fail-on", "never", "."]);
+        let run = json_run(c);
+        run.assert_good_reported();
+        // kustomize itself doubles its work per level on such a chain: never started.
+        assert!(
+            notes(&run).contains("chain/kustomization.yaml reaches chain/next"),
+            "{}",
+            notes(&run)
+        );
+        assert_eq!(run.of("missing-resource-requests", "app.yaml").len(), 1);
+    }
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[cfg(unix)]
+#[test]
+fn one_render_deadline_for_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    for i in 0..4 {
+        let root = dir.path().join(format!("r{i}"));
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("kustomization.yaml"), "resources: [app.yaml]\n").expect("write");
+        std::fs::write(
+            root.join("app.yaml"),
+            GOOD.replace("name: good", &format!("name: a{i}")),
+        )
+        .expect("write");
+    }
+    let tool = fake_tool("exec /bin/sleep 30");
+    let start = std::time::Instant::now();
+    let mut c = common::karplint(dir.path(), 10);
+    c.env("PATH", tool.path()).args([
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "--kustomize-timeout",
+        "1",
+        ".",
+    ]);
+    let run = json_run(c);
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        start.elapsed()
+    );
+    run.assert_good_reported();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("render deadline"), "{}", run.stderr);
+    assert!(notes(&run).contains("render deadline"), "{}", notes(&run));
+    // The roots are linted as written: no finding lost.
+    assert_eq!(run.of("missing-resource-requests", "app.yaml").len(), 4);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_kills_the_render_tool_and_removes_its_directory() {
+    let dir = kustomize_tree();
+    let pid_file = dir.path().join("tool.pid");
+    let tool = fake_tool(&format!(
+        "echo $$ \"$2\" > {}.tmp; /bin/mv {}.tmp {}; exec /bin/sleep 30",
+        pid_file.display(),
+        pid_file.display(),
+        pid_file.display()
+    ));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("karplint"))
+        .current_dir(dir.path())
+        .env("PATH", tool.path())
+        .args(["--format", "json", "."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let start = std::time::Instant::now();
+    while !pid_file.exists() && start.elapsed() < Duration::from_secs(8) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let recorded = std::fs::read_to_string(&pid_file).expect("the tool started");
+    let (pid, tmp) = recorded.trim().split_once(' ').expect("pid and dir");
+    assert!(Path::new(tmp).exists());
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(9),
+            "karplint did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    // The tool is gone (not even a zombie: karplint reaped it) and so is its directory.
+    let proc_status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    assert!(
+        !proc_status.contains("sleep") || proc_status.contains("State:\tZ"),
+        "the render tool survived: {proc_status}"
+    );
+    assert!(!Path::new(tmp).exists(), "{tmp} left behind");
+}
+
+// --- bounded reads ---------------------------------------------------------------------------
+
+/// A hundred small alias bombs in one file cost what one does: the budget is the file's.
+#[test]
+fn alias_budget_is_per_file() {
+    let one = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\nx:\n{}spec:\n  containers:\n  - name: c\n    args: *f\n",
+        bomb("  ").lines().take(7).collect::<Vec<_>>().join("\n") + "\n"
+    );
+    let text = vec![one; 100].join("---\n");
+    let start = std::time::Instant::now();
+    let run = lint_with("bombs.yaml", text.as_bytes());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let errs = run.of("parse-error", "bombs.yaml");
+    assert!(!errs.is_empty(), "{:#}", run.json);
+    assert!(
+        errs.iter().any(|e| e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("alias budget")),
+        "{:#}",
+        run.json
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn streams_are_refused_where_a_file_is_expected() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("fifo"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    for args in [
+        &["--baseline", "fifo", "good.yaml"][..],
+        &["--instance-types", "fifo", "good.yaml"],
+        &["--baseline", "/dev/zero", "good.yaml"],
+        &["--instance-types", "/dev/zero", "good.yaml"],
+    ] {
+        let out = common::karplint(dir.path(), 10)
+            .args(args)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
+    }
+    // A baseline over --max-file-size.
+    std::fs::write(dir.path().join("big.json"), " ".repeat(5000)).expect("write");
+    let out = common::karplint(dir.path(), 10)
+        .args([
+            "--baseline",
+            "big.json",
+            "--max-file-size",
+            "1000",
+            "good.yaml",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--max-file-size"), "{stderr}");
+}
+
+#[test]
+fn kustomization_files_obey_max_file_size() {
+    let dir = kustomize_tree();
+    let big = format!("resources: [deploy.yaml]\n{}", "# pad\n".repeat(2000));
+    std::fs::write(dir.path().join("app/kustomization.yaml"), big).expect("write");
+    let run = run_in(
+        dir.path(),
+        &["--kustomize", "off", "--max-file-size", "5000", "."],
+        10,
+    );
+    run.assert_good_reported();
+    assert!(notes(&run).contains("--max-file-size"), "{}", notes(&run));
+}
+
+#[cfg(unix)]
+#[test]
+fn rendered_output_obeys_max_file_size() {
+    let dir = kustomize_tree();
+    // The tool prints a megabyte of comments before its object.
+    let tool = fake_tool("/usr/bin/yes '# padding padding padding' | /usr/bin/head -c 1000000");
+    let mut c = common::karplint(dir.path(), 10);
+    c.env("PATH", tool.path()).args([
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "--max-file-size",
+        "100000",
+        ".",
+    ]);
+    let run = json_run(c);
+    run.assert_good_reported();
+    assert!(
+        notes(&run).contains("printed more than 100000 bytes"),
+        "{}",
+        notes(&run)
+    );
+    // Linted as written instead: the app's finding is kept.
+    assert_eq!(run.of("missing-resource-requests", "deploy.yaml").len(), 1);
+}
+
+// --- config errors quote nothing they should not ---------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn config_errors_quote_nothing_from_outside_the_repository() {
+    let outer = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        outer.path().join("git-credentials"),
+        "https://user:tok3n-secret@github.com\n",
+    )
+    .expect("write");
+    std::fs::write(
+        outer.path().join("docker.json"),
+        "{\"auths\": {\"r\": {\"auth\": \"tok3n-secret\"}}}\n",
+    )
+    .expect("write");
+    let repo = outer.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).expect("mkdir");
+    std::fs::write(repo.join("good.yaml"), GOOD).expect("write");
+    for target in ["git-credentials", "docker.json"] {
+        let link = repo.join(".karplint.yaml");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(outer.path().join(target), &link).expect("symlink");
+        let out = common::karplint(&repo, 10)
+            .arg("good.yaml")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(!stderr.contains("tok3n"), "{target} leaked: {stderr}");
+        assert!(stderr.contains(".karplint.yaml"), "{stderr}");
+        assert!(stderr.contains("line 1"), "{stderr}");
+    }
+    // Inside the repository, a file that is not YAML at all: where, not what.
+    let link = repo.join(".karplint.yaml");
+    std::fs::remove_file(&link).expect("rm");
+    std::fs::write(&link, "rules: [unclosed tok3n-secret\n").expect("write");
+    let out = common::karplint(&repo, 10)
+        .arg("good.yaml")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("tok3n"), "{stderr}");
+    assert!(stderr.contains("YAML syntax error"), "{stderr}");
+}
+
+// --- outputs ---------------------------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn outputs_never_follow_a_symlink() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    std::fs::write(dir.path().join("precious"), "keep me\n").expect("write");
+    std::os::unix::fs::symlink("precious", dir.path().join("report.json")).expect("symlink");
+    std::os::unix::fs::symlink("precious", dir.path().join("baseline.json")).expect("symlink");
+    for args in [
+        &["--format", "json", "-o", "report.json", "good.yaml"][..],
+        &["--write-baseline", "baseline.json", "good.yaml"],
+    ] {
+        let out = common::karplint(dir.path(), 10)
+            .args(args)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("symbolic link"), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("precious")).unwrap(),
+        "keep me\n"
+    );
+}
+
+#[test]
+fn links_in_names_are_inert_in_markdown_and_sarif() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    let evil = GOOD.replace(
+        "name: good",
+        "name: \"![x](https://evil.example/p.png)[y](https://evil.example)\\u2028z\"",
+    );
+    std::fs::write(dir.path().join("javascript:alert(1).yaml"), evil).expect("write");
+    let md = common::karplint(dir.path(), 10)
+        .args(["--format", "markdown", "--fail-on", "never", "."])
+        .output()
+        .expect("runs");
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("evil"), "{md}");
+    // Every bracket is escaped (`\\]`), so no `](` opens a link or image.
+    assert!(!md.replace("\\]", "").contains("]("), "{md}");
+    assert!(!md.contains("https://"), "{md}");
+    for format in ["human", "concise", "github", "markdown", "json", "sarif"] {
+        let out = common::karplint(dir.path(), 10)
+            .args(["--format", format, "--no-color", "--fail-on", "never", "."])
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains('\u{2028}'), "{format}: {text}");
+    }
+    let sarif = common::karplint(dir.path(), 10)
+        .args(["--format", "sarif", "--fail-on", "never", "."])
+        .output()
+        .expect("runs");
+    let sarif: serde_json::Value = serde_json::from_slice(&sarif.stdout).expect("sarif");
+    let uris: Vec<String> = sarif["runs"][0]["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert!(
+        uris.iter().any(|u| u == "javascript%3Aalert(1).yaml"),
+        "{uris:?}"
+    );
+    assert!(
+        uris.iter().all(|u| !u.starts_with("javascript:")),
+        "{uris:?}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn non_utf8_file_names_are_percent_encoded_exactly() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.yaml");
+    std::fs::write(dir.path().join(name), GOOD).expect("write");
+    let out = common::karplint(dir.path(), 10)
+        .args(["--format", "sarif", "--fail-on", "never", "."])
+        .output()
+        .expect("runs");
+    let sarif = String::from_utf8_lossy(&out.stdout);
+    assert!(sarif.contains("caf%E9.yaml"), "{sarif}");
+    assert!(!sarif.contains("%EF%BF%BD"), "{sarif}");
+}
+
+// --- nits --------------------------------------------------------------------------------------
+
+#[test]
+fn path_errors_print_no_raw_escape() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    for args in [
+        &["--config", "\u{1b}[31mmissing.yaml", "good.yaml"][..],
+        &["-o", "no-such-dir/\u{1b}[31mout.txt", "good.yaml"],
+    ] {
+        let out = common::karplint(dir.path(), 10)
+            .args(args)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+        assert!(stderr.contains("\\u{1b}"), "{stderr:?}");
+    }
+}
+
+#[test]
+fn baseline_with_a_byte_order_mark_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    let out = common::karplint(dir.path(), 10)
+        .args(["--write-baseline", "b.json", "good.yaml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = std::fs::read_to_string(dir.path().join("b.json")).expect("read");
+    std::fs::write(dir.path().join("b.json"), format!("\u{feff}{text}")).expect("write");
+    let run = run_in(dir.path(), &["--baseline", "b.json", "good.yaml"], 10);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.of("missing-resource-requests", "good.yaml").is_empty());
+}
+
+#[test]
+fn two_formats_to_one_output_file_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    let out = common::karplint(dir.path(), 10)
+        .args([
+            "--format",
+            "json",
+            "--format",
+            "sarif",
+            "-o",
+            "r.out",
+            "-o",
+            "./r.out",
+            "good.yaml",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("r.out"), "{stderr}");
+    assert!(!dir.path().join("r.out").exists());
+}
+
+#[test]
+fn a_null_key_says_what_was_expected() {
+    let run = lint_with(
+        "null.yaml",
+        b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    ~: x\nspec:\n  containers: []\n",
+    );
+    let msg = parse_error_message(&run, "null.yaml");
+    assert!(!msg.contains("Option<"), "{msg}");
+}

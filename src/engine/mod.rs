@@ -65,6 +65,14 @@ pub struct LintOptions {
     pub cluster: ClusterFacts,
     /// Whether kustomizations are rendered with the real tool (`kustomize:`).
     pub kustomize: crate::kustomize::Mode,
+    /// The render tool `--kustomize-bin` (or the config's `kustomizeBin`) names, and
+    /// where it was named.
+    pub kustomize_bin: Option<(PathBuf, crate::kustomize::Chosen)>,
+    /// How long all renders of the run may take together (`--kustomize-timeout`).
+    pub kustomize_timeout: std::time::Duration,
+    /// Directories beside the linted and context trees that no program may come from
+    /// (the applied config's directory).
+    pub untrusted: Vec<PathBuf>,
 }
 
 impl Default for LintOptions {
@@ -82,6 +90,9 @@ impl Default for LintOptions {
             plan: false,
             export_instance_types: false,
             kustomize: crate::kustomize::Mode::Auto,
+            kustomize_bin: None,
+            kustomize_timeout: crate::kustomize::DEFAULT_DEADLINE,
+            untrusted: Vec::new(),
         }
     }
 }
@@ -115,8 +126,6 @@ pub enum InstanceTypesError {
     /// The catalog's complaint, cut to a short excerpt: it may quote the file's values.
     #[error("{0}")]
     Catalog(String),
-    #[error("over the {limit}-byte limit (--max-file-size)")]
-    TooLarge { limit: u64 },
     #[error(transparent)]
     NotUtf8(std::string::FromUtf8Error),
 }
@@ -137,6 +146,12 @@ pub enum ReadError {
     /// A stream (standard input, a FIFO) longer than `--max-file-size`: not linted.
     #[error("{name}: more than {limit} bytes, over the limit (--max-file-size); not linted")]
     TooLarge { name: String, limit: u64 },
+    /// The run's render deadline passed before these kustomizations were rendered: linted
+    /// as written, and the run is incomplete.
+    #[error(
+        "{roots} kustomization(s) not rendered: the {secs} s render deadline passed (--kustomize-timeout); their files are linted as written"
+    )]
+    RenderDeadline { roots: usize, secs: u64 },
     /// Every source is parsed by the end of a run; this one was not (a bug).
     #[error("{name}: not read (internal error)")]
     NotRead { name: String },
@@ -164,6 +179,12 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     let found = discover_inputs(opts)?;
     let (inputs, hidden, mut read_errors) = (found.inputs, found.hidden, found.read_errors);
     let (inputs, kustomized) = kustomize_inputs(opts, inputs)?;
+    if kustomized.plan.deadline_missed > 0 {
+        read_errors.push(ReadError::RenderDeadline {
+            roots: kustomized.plan.deadline_missed,
+            secs: opts.kustomize_timeout.as_secs(),
+        });
+    }
     let (mut sources, stdin_errors) = sources::sources(inputs, stdin, opts.max_file_size);
     read_errors.extend(stdin_errors);
     let renders = sources::add_kustomized(&mut sources, kustomized.plan);
@@ -234,12 +255,10 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
 /// `aws ec2 describe-instance-types` JSON as a catalog, at most `max` bytes of it.
 fn load_catalog(path: &Path, max: u64) -> Result<Catalog, LintError> {
     let err = |source: InstanceTypesError| LintError::InstanceTypes {
-        path: path.display().to_string(),
+        path: crate::report::escape::line(&path.display().to_string()).into_owned(),
         source,
     };
-    let bytes = discover::read_file_at_most(path, max)
-        .map_err(|e| err(e.into()))?
-        .ok_or(err(InstanceTypesError::TooLarge { limit: max }))?;
+    let bytes = discover::read_regular_file_at_most(path, max).map_err(|e| err(e.into()))?;
     let text = String::from_utf8(bytes).map_err(|e| err(InstanceTypesError::NotUtf8(e)))?;
     Catalog::from_describe_instance_types_json(&text).map_err(|e| {
         err(InstanceTypesError::Catalog(crate::config::shorten(
@@ -313,10 +332,12 @@ fn kustomize_inputs(
     {
         return Ok((inputs, Kustomized::default()));
     }
-    let tool = (opts.kustomize != crate::kustomize::Mode::Off)
-        .then(crate::kustomize::Tool::find)
-        .flatten();
-    let mut plan = crate::kustomize::plan(&candidates, opts.kustomize, tool)?;
+    let tool = render_tool(opts)?;
+    let limits = crate::kustomize::Limits {
+        max_file_size: opts.max_file_size,
+        deadline: opts.kustomize_timeout,
+    };
+    let mut plan = crate::kustomize::plan(&candidates, opts.kustomize, tool, limits)?;
     let notes = (std::mem::take(&mut plan.notes).into_iter())
         .map(|n| crate::report::Note::new("kustomize", n))
         .collect();
@@ -327,6 +348,24 @@ fn kustomize_inputs(
         })
         .collect();
     Ok((inputs, Kustomized { plan, notes }))
+}
+
+/// The render tool of the run: the one named, else one found on `PATH`; never one from
+/// the linted or context trees, nor with `kustomize: off`.
+fn render_tool(opts: &LintOptions) -> Result<Option<crate::kustomize::Tool>, LintError> {
+    if opts.kustomize == crate::kustomize::Mode::Off {
+        return Ok(None);
+    }
+    let mut trees: Vec<PathBuf> = opts.paths.iter().chain(&opts.context).cloned().collect();
+    trees.extend(opts.untrusted.iter().cloned());
+    let untrusted = crate::kustomize::untrusted_trees(&trees);
+    match &opts.kustomize_bin {
+        Some((program, from)) => Ok(Some(
+            crate::kustomize::Tool::chosen(program, *from, &untrusted)
+                .map_err(crate::kustomize::KustomizeError::from)?,
+        )),
+        None => Ok(crate::kustomize::Tool::find(&untrusted)),
+    }
 }
 
 /// What reading the kustomizations left for the run.

@@ -15,14 +15,18 @@
 //! offline, and their files are linted as written.
 
 pub mod remap;
+mod remote;
+mod tool;
+
+pub use tool::{Chosen, Isolation, Tool, ToolError, isolation, untrusted_trees};
 
 use crate::model::de::{Spanned, SpannedMap, Str, Text, nullable};
 use crate::model::{Body, Kind, Object};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// `kustomize:` in the config, `--kustomize` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -209,12 +213,14 @@ struct Dir {
     /// Patch files.
     patches: Vec<PathBuf>,
     transform: Transform,
-    /// It names a remote resource: never built.
-    remote: bool,
+    /// What it names that is remote (or missing): never built.
+    remote: Option<String>,
     /// The file could not be read as a kustomization.
     unreadable: Option<String>,
     /// A `kind: Component`: built only as part of the kustomizations that list it.
     component: bool,
+    /// It lists its own directory (`.`).
+    includes_itself: bool,
 }
 
 /// A discovered file, as the planner sees it.
@@ -251,59 +257,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Files two unrendered roots change differently: linted as written.
     conflicting: BTreeSet<PathBuf>,
-}
-
-/// The tool that renders kustomizations.
-#[derive(Debug, Clone)]
-pub struct Tool {
-    program: PathBuf,
-    /// `build` for kustomize, `kustomize` for kubectl.
-    verb: &'static str,
-}
-
-impl Tool {
-    /// `kustomize` on `PATH`, else `kubectl`.
-    pub fn find() -> Option<Tool> {
-        let path = std::env::var_os("PATH")?;
-        let find = |name: &str| {
-            std::env::split_paths(&path)
-                .map(|d| d.join(name))
-                .find(|p| is_executable(p))
-        };
-        find("kustomize")
-            .map(|program| Tool {
-                program,
-                verb: "build",
-            })
-            .or_else(|| {
-                find("kubectl").map(|program| Tool {
-                    program,
-                    verb: "kustomize",
-                })
-            })
-    }
-
-    fn describe(&self) -> String {
-        let name = self
-            .program
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy();
-        format!("{name} {}", self.verb)
-    }
-}
-
-fn is_executable(p: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        p.is_file() || p.with_extension("exe").is_file()
-    }
+    /// Roots not rendered because the run's render deadline passed.
+    pub deadline_missed: usize,
 }
 
 /// Why a run cannot go on (exit code 2).
@@ -317,14 +272,44 @@ pub enum KustomizeError {
         )
     )]
     NoTool,
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Tool(#[from] ToolError),
 }
 
+/// The limits every render of a run shares.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The largest kustomization file read, and the largest rendered output kept
+    /// (`--max-file-size`).
+    pub max_file_size: u64,
+    /// How long all renders of the run may take together (`--kustomize-timeout`).
+    pub deadline: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_size: 256 * 1024 * 1024,
+            deadline: DEFAULT_DEADLINE,
+        }
+    }
+}
+
+/// The default of `--kustomize-timeout`: all renders of a run, together.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(300);
+
 /// Reads the kustomizations among `files` and decides what each root becomes.
-pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan, KustomizeError> {
+pub fn plan(
+    files: &[Candidate],
+    mode: Mode,
+    tool: Option<Tool>,
+    limits: Limits,
+) -> Result<Plan, KustomizeError> {
     let dirs: BTreeMap<PathBuf, Dir> = files
         .iter()
         .filter(|f| is_kustomization(&f.path))
-        .filter_map(|f| Some((normal(f.path.parent()?), read_dir(f))))
+        .filter_map(|f| Some((normal(f.path.parent()?), read_dir(f, limits.max_file_size))))
         .collect();
     let mut plan = Plan::default();
     if dirs.is_empty() {
@@ -346,15 +331,20 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
             continue;
         }
         let mut used = Used::default();
-        used.walk(root, &dirs, &Transform::default(), 0);
+        used.walk(root, &dirs, &Transform::default());
         roots.push((root, dir, used));
     }
+    let deadline = Instant::now() + limits.deadline;
     // Each build is a process of its own: they run side by side, and are taken in order.
     let builds: Vec<_> = {
         use rayon::prelude::*;
         (roots.par_iter())
             .map(|(root, dir, used)| match &tool {
-                Some(tool) if !used.remote && !dir.component => Some(build(tool, dir, root)),
+                Some(tool)
+                    if used.remote.is_none() && used.repeated.is_none() && !dir.component =>
+                {
+                    Some(build(tool, dir, root, deadline, limits.max_file_size))
+                }
                 _ => None,
             })
             .collect()
@@ -369,50 +359,108 @@ pub fn plan(files: &[Candidate], mode: Mode, tool: Option<Tool>) -> Result<Plan,
             }
             failed => {
                 if let Some(Err(why)) = failed {
+                    plan.note_failure(tool.as_ref(), root, why, limits.deadline);
+                } else if let Some((file, why)) = &used.remote {
                     plan.notes.push(format!(
-                        "{} failed for {} ({why}); its files are linted as written, with its namespace, name prefix and labels applied",
-                        tool.as_ref().map(Tool::describe).unwrap_or_default(),
-                        root.display()
+                        "{} {why} and was not built (karplint does not go online); its local files are linted as written",
+                        file.display()
                     ));
-                } else if used.remote {
+                } else if let (Some(again), Some(_)) = (&used.repeated, &tool) {
                     plan.notes.push(format!(
-                        "{} names a remote or missing resource and was not built (karplint does not go online); its local files are linted as written",
-                        dir.file.display()
+                        "{} reaches {} by more than one path (a directory listed twice, or a cycle), which kustomize refuses after work that doubles with each level; not built, its files are linted as written",
+                        dir.file.display(),
+                        relative_to_cwd(again).display()
                     ));
                 }
                 plan.add_unrendered(used);
             }
         }
     }
-    if let (Some(tool), false) = (&tool, plan.rendered.is_empty()) {
-        let roots: Vec<String> = (plan.rendered.iter())
-            .map(|r| {
-                let dir = r
-                    .file
-                    .parent()
-                    .unwrap_or(Path::new("."))
-                    .display()
-                    .to_string();
-                dir.strip_prefix("./").map(str::to_owned).unwrap_or(dir)
-            })
-            .collect();
-        plan.notes.push(format!(
-            "rendered {} kustomization(s) with `{}`: {}; findings point at the files the objects came from",
-            roots.len(),
-            tool.describe(),
-            crate::discover::first_names(&roots, 5)
-        ));
-    }
-    if tool.is_none() && mode == Mode::Auto {
-        let patches = plan.replaced.len();
-        plan.notes.push(format!(
-            "kustomizations were not rendered: neither kustomize nor kubectl is on PATH; {patches} patch file(s) were not linted as objects, and namespace, name prefix and labels were applied by karplint; install kustomize for what the cluster receives"
-        ));
-    }
+    plan.note_tool(tool.as_ref(), mode);
     Ok(plan)
 }
 
+/// Why a build gave nothing.
+#[derive(Debug)]
+enum BuildError {
+    /// The tool failed, or could not be run: what it said.
+    Failed(String),
+    /// Killed at the end of its own time limit.
+    TimedOut(Duration),
+    /// Not started, or killed, because the run's render deadline passed.
+    Deadline,
+    /// Its output went over `--max-file-size`.
+    TooLarge(u64),
+}
+
 impl Plan {
+    /// The note on a root the tool did not render.
+    fn note_failure(
+        &mut self,
+        tool: Option<&Tool>,
+        root: &Path,
+        why: BuildError,
+        deadline: Duration,
+    ) {
+        let tool = tool.map(Tool::describe).unwrap_or_default();
+        let root = root.display();
+        self.notes.push(match why {
+            BuildError::Failed(why) => format!(
+                "{tool} failed for {root} ({why}); its files are linted as written, with its namespace, name prefix and labels applied"
+            ),
+            BuildError::TimedOut(after) => format!(
+                "{tool} for {root} was stopped after {} s; its files are linted as written, with its namespace, name prefix and labels applied",
+                after.as_secs()
+            ),
+            BuildError::TooLarge(max) => format!(
+                "{tool} for {root} printed more than {max} bytes (--max-file-size) and was stopped; its files are linted as written, with its namespace, name prefix and labels applied"
+            ),
+            BuildError::Deadline => {
+                self.deadline_missed += 1;
+                format!(
+                    "{root} was not rendered: the {} s render deadline of the run passed (--kustomize-timeout); its files are linted as written, with its namespace, name prefix and labels applied",
+                    deadline.as_secs()
+                )
+            }
+        });
+    }
+
+    /// The note on what rendered the roots (the binary, by its path, and whether it ran
+    /// without network), or on why nothing did.
+    fn note_tool(&mut self, tool: Option<&Tool>, mode: Mode) {
+        if let (Some(tool), false) = (tool, self.rendered.is_empty()) {
+            let roots: Vec<String> = (self.rendered.iter())
+                .map(|r| {
+                    let dir = r
+                        .file
+                        .parent()
+                        .unwrap_or(Path::new("."))
+                        .display()
+                        .to_string();
+                    dir.strip_prefix("./").map(str::to_owned).unwrap_or(dir)
+                })
+                .collect();
+            let network = match isolation() {
+                Isolation::Namespace(_) => "without network access".to_string(),
+                Isolation::None(why) => format!(
+                    "with network access ({why}; fields that fetch were refused beforehand)"
+                ),
+            };
+            self.notes.push(format!(
+                "rendered {} kustomization(s) with `{}`, {network}: {}; findings point at the files the objects came from",
+                roots.len(),
+                tool.describe(),
+                crate::discover::first_names(&roots, 5)
+            ));
+        }
+        if tool.is_none() && mode == Mode::Auto {
+            let patches = self.replaced.len();
+            self.notes.push(format!(
+                "kustomizations were not rendered: neither kustomize nor kubectl is on PATH (outside the linted trees); {patches} patch file(s) were not linted as objects, and namespace, name prefix and labels were applied by karplint; install kustomize for what the cluster receives"
+            ));
+        }
+    }
+
     /// A root linted without the tool: its resources with its changes, its patches left
     /// out. A file two overlays change differently is linted as written, and said so.
     fn add_unrendered(&mut self, used: Used) {
@@ -444,19 +492,33 @@ impl Plan {
 struct Used {
     resources: BTreeMap<PathBuf, Transform>,
     patches: BTreeSet<PathBuf>,
-    remote: bool,
+    /// The first kustomization met that names something remote or missing, and what.
+    remote: Option<(PathBuf, String)>,
+    /// The kustomization directories walked: each once, however often it is included.
+    visited: BTreeSet<PathBuf>,
+    /// A directory the root reaches by a second path (a base listed twice, a cycle, a
+    /// kustomization listing itself): kustomize refuses these, but only after work that
+    /// doubles with each level, so such a root is not built.
+    repeated: Option<PathBuf>,
 }
 
 impl Used {
     /// The files of the kustomization at `dir`, under the changes of the kustomizations that
-    /// include it (`outer`).
-    fn walk(&mut self, dir: &Path, dirs: &BTreeMap<PathBuf, Dir>, outer: &Transform, depth: usize) {
+    /// include it (`outer`). Each directory is walked once: a directory included twice
+    /// (`resources: [".", "./"]`, or two paths to one base) adds nothing the first visit did
+    /// not, and a cycle ends where it closes.
+    fn walk(&mut self, dir: &Path, dirs: &BTreeMap<PathBuf, Dir>, outer: &Transform) {
         let Some(k) = dirs.get(dir) else { return };
-        // A cycle, or a chain deeper than any real tree: kustomize itself refuses these.
-        if depth > 32 {
+        if !self.visited.insert(dir.to_path_buf()) {
+            self.repeated.get_or_insert_with(|| dir.to_path_buf());
             return;
         }
-        self.remote |= k.remote;
+        if k.includes_itself {
+            self.repeated.get_or_insert_with(|| dir.to_path_buf());
+        }
+        if self.remote.is_none() {
+            self.remote = k.remote.clone().map(|why| (k.file.clone(), why));
+        }
         let t = outer.over(&k.transform);
         self.patches.extend(k.patches.iter().cloned());
         self.resources.insert(normal(&k.file), Transform::default());
@@ -464,13 +526,13 @@ impl Used {
             self.resources.entry(f.clone()).or_insert_with(|| t.clone());
         }
         for inc in &k.includes {
-            self.walk(inc, dirs, &t, depth + 1);
+            self.walk(inc, dirs, &t);
         }
     }
 }
 
-/// Reads one kustomization file.
-fn read_dir(f: &Candidate) -> Dir {
+/// Reads one kustomization file, of at most `max` bytes.
+fn read_dir(f: &Candidate, max: u64) -> Dir {
     let base = normal(f.path.parent().unwrap_or(Path::new(".")));
     let mut dir = Dir {
         file: f.path.clone(),
@@ -479,32 +541,34 @@ fn read_dir(f: &Candidate) -> Dir {
         includes: Vec::new(),
         patches: Vec::new(),
         transform: Transform::default(),
-        remote: false,
+        remote: None,
         unreadable: None,
         component: false,
+        includes_itself: false,
     };
-    let k: Kustomization = match std::fs::read_to_string(&f.path)
-        .map_err(|e| e.to_string())
-        .and_then(|t| {
-            serde_saphyr::from_str_with_options(&t, crate::parse::options())
-                .map_err(|e| first_line(&e.to_string()))
-        }) {
+    let (k, fields) = match read_kustomization(&f.path, max) {
         Ok(k) => k,
         Err(why) => {
             dir.unreadable = Some(why);
             return dir;
         }
     };
+    dir.remote = remote::remote_field(&fields).map(|f| format!("names a remote `{f}` entry"));
     for r in k.resources.iter().chain(&k.bases).chain(&k.components) {
-        // Anything not on disk is a remote resource (`github.com/org/repo//dir?ref=…`, a
-        // URL) or missing: kustomize would go online for it, or fail.
+        // kustomize reads a remote spelling as remote before it looks on disk.
+        if remote::url_like(r) {
+            continue;
+        }
         let p = normal(&base.join(r));
-        if p.is_dir() {
+        if p == base {
+            // The kustomization itself (`.`): kustomize refuses the cycle.
+            dir.includes_itself = true;
+        } else if p.is_dir() {
             dir.includes.push(p);
         } else if p.is_file() {
             dir.resource_files.push(p);
-        } else {
-            dir.remote = true;
+        } else if dir.remote.is_none() {
+            dir.remote = Some("names a missing resource".into());
         }
     }
     let patch_paths = (k.patches.iter().chain(&k.patches_json6902)).filter_map(|p| p.path.as_ref());
@@ -515,6 +579,7 @@ fn read_dir(f: &Candidate) -> Dir {
         .filter(|p| !p.contains('\n'));
     dir.patches = patch_paths
         .chain(inline)
+        .filter(|p| !remote::url_like(p))
         .map(|p| normal(&base.join(p)))
         .collect();
     dir.component = k.kind.as_deref() == Some("Component");
@@ -527,8 +592,39 @@ fn read_dir(f: &Candidate) -> Dir {
     dir
 }
 
+/// The kustomization at `path` (at most `max` bytes), typed, and as a generic value for
+/// [`remote::remote_field`].
+fn read_kustomization(path: &Path, max: u64) -> Result<(Kustomization, serde_json::Value), String> {
+    let bytes = crate::discover::read_file_at_most(path, max)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("over the {max}-byte limit (--max-file-size)"))?;
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8: {}", e.utf8_error()))?;
+    let parse_error = |e: serde_saphyr::Error| first_line(&e.to_string());
+    let k =
+        serde_saphyr::from_str_with_options(&text, crate::parse::options()).map_err(parse_error)?;
+    let fields =
+        serde_saphyr::from_str_with_options(&text, crate::parse::options()).map_err(parse_error)?;
+    Ok((k, fields))
+}
+
+/// The first line of a parse error, at most 200 characters of it.
 fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").to_string()
+    let line = s.lines().next().unwrap_or("");
+    if line.chars().count() <= 200 {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(200).collect();
+    format!("{cut}…")
+}
+
+/// `p` (absolute) relative to the working directory when below it, as notes show paths.
+fn relative_to_cwd(p: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().map(|d| normal(&d));
+    match cwd.as_ref().ok().and_then(|d| p.strip_prefix(d).ok()) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+        Some(_) => PathBuf::from("."),
+        None => p.to_path_buf(),
+    }
 }
 
 /// `p` made absolute and lexically normal (`.` and `..` resolved, symlinks kept), so that
@@ -555,35 +651,48 @@ pub fn normal(p: &Path) -> PathBuf {
 /// Renders one root with origin annotations. The root's own kustomization is not changed:
 /// a kustomization in a temporary directory lists the root (by a relative path, as
 /// kustomize loads no absolute root) and asks for `buildMetadata: [originAnnotations]`.
-fn build(tool: &Tool, dir: &Dir, root: &Path) -> Result<Rendered, String> {
-    let wrapper = tempfile::tempdir().map_err(|e| e.to_string())?;
+/// Not started once `deadline` has passed; killed when it is reached.
+fn build(
+    tool: &Tool,
+    dir: &Dir,
+    root: &Path,
+    deadline: Instant,
+    max: u64,
+) -> Result<Rendered, BuildError> {
+    if Instant::now() >= deadline {
+        return Err(BuildError::Deadline);
+    }
+    let failed = |e: std::io::Error| BuildError::Failed(e.to_string());
+    let wrapper = tempfile::tempdir().map_err(failed)?;
     // kustomize resolves symbolic links in the roots it loads (a temporary directory under
     // /var on macOS is /private/var): the relative path is between real paths.
-    let base = std::fs::canonicalize(wrapper.path()).map_err(|e| e.to_string())?;
-    let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
-    let rel = relative(&base, &root).ok_or("the root is on another drive")?;
+    let base = std::fs::canonicalize(wrapper.path()).map_err(failed)?;
+    let root = std::fs::canonicalize(root).map_err(failed)?;
+    let rel = relative(&base, &root)
+        .ok_or_else(|| BuildError::Failed("the root is on another drive".into()))?;
     let kustomization = format!(
         "resources:\n  - {}\nbuildMetadata: [originAnnotations]\n",
-        serde_json::to_string(&rel.to_string_lossy()).map_err(|e| e.to_string())?
+        serde_json::to_string(&rel.to_string_lossy())
+            .map_err(|e| BuildError::Failed(e.to_string()))?
     );
-    std::fs::write(base.join("kustomization.yaml"), kustomization).map_err(|e| e.to_string())?;
-    let mut command = Command::new(&tool.program);
-    // Never a prompt for credentials: a remote base karplint missed fails instead.
-    command
-        .arg(tool.verb)
-        .arg(&base)
-        .env("GIT_TERMINAL_PROMPT", "0");
-    let out = output_within(command, BUILD_TIMEOUT)?;
+    std::fs::write(base.join("kustomization.yaml"), kustomization).map_err(failed)?;
+    tool::prepare_home(&base).map_err(failed)?;
+    let own = Instant::now() + tool::BUILD_TIMEOUT;
+    let ran = tool::run_bounded(tool.command(&base), own.min(deadline), max, &base)
+        .map_err(BuildError::Failed)?;
+    let out = match ran {
+        tool::Ran::Done(out) => out,
+        tool::Ran::TooLarge(max) => return Err(BuildError::TooLarge(max)),
+        tool::Ran::TimedOut(_) if deadline <= own => return Err(BuildError::Deadline),
+        tool::Ran::TimedOut(after) => return Err(BuildError::TimedOut(after)),
+    };
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let why = stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("no output");
-        return Err(why.chars().take(200).collect());
+        return Err(BuildError::Failed(cause(&String::from_utf8_lossy(
+            &out.stderr,
+        ))));
     }
-    let text = String::from_utf8(out.stdout).map_err(|_| "output is not UTF-8".to_string())?;
+    let text = String::from_utf8(out.stdout)
+        .map_err(|_| BuildError::Failed("output is not UTF-8".into()))?;
     Ok(Rendered {
         file: dir.file.clone(),
         context: dir.context,
@@ -593,49 +702,30 @@ fn build(tool: &Tool, dir: &Dir, root: &Path) -> Result<Rendered, String> {
     })
 }
 
-/// How long one `kustomize build` may take before karplint gives up on it.
-const BUILD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// The longest cause a failure note quotes, in characters.
+const MAX_CAUSE: usize = 300;
 
-/// The output of `command`, killed when it runs longer than `limit`.
-fn output_within(
-    mut command: Command,
-    limit: std::time::Duration,
-) -> Result<std::process::Output, String> {
-    use std::process::Stdio;
-    let mut child = (command.stdin(Stdio::null()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    // The pipes are drained while the child runs, so a large output cannot block it.
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
+/// Why the tool failed, from its standard error: its last `Error:` line (else its last
+/// line), whose end is the cause (kustomize chains the context first); a long one keeps
+/// its end.
+fn cause(stderr: &str) -> String {
+    let lines = || {
+        stderr
+            .lines()
+            .rev()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
     };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let start = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait().map_err(|e| e.to_string())? {
-            Some(status) => break status,
-            None if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("timed out after {} s", limit.as_secs()));
-            }
-            None => std::thread::sleep(std::time::Duration::from_millis(10)),
-        }
-    };
-    Ok(std::process::Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
+    let line = lines()
+        .find(|l| l.starts_with("Error:") || l.starts_with("error:"))
+        .or_else(|| lines().next())
+        .unwrap_or("no output");
+    let count = line.chars().count();
+    if count <= MAX_CAUSE {
+        return line.to_string();
+    }
+    let tail: String = line.chars().skip(count - MAX_CAUSE).collect();
+    format!("…{tail}")
 }
 
 /// `to` relative to `from`, both absolute and normal.
@@ -659,6 +749,21 @@ fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_cause_keeps_the_end_of_kustomizes_error_chain() {
+        let long = format!(
+            "Error: accumulating resources: {}: the real cause\n",
+            "context ".repeat(100)
+        );
+        let c = cause(&long);
+        assert!(c.ends_with("the real cause"), "{c}");
+        assert!(c.starts_with('…'));
+        assert_eq!(
+            cause("warning: x\nError: missing file\n\n"),
+            "Error: missing file"
+        );
+    }
 
     #[test]
     fn relative_paths_climb_to_the_common_ancestor() {

@@ -107,13 +107,54 @@ pub fn budget() -> serde_saphyr::Budget {
     budget
 }
 
-/// The serde-saphyr options for every document: Kubernetes' legacy octal and [`budget`].
+/// The serde-saphyr options for every document: Kubernetes' legacy octal and [`budget`],
+/// and the document's share of its file's alias budget ([`alias_share`]) while a file is
+/// parsed.
 pub fn options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
+    let mut o = serde_saphyr::options! {
         budget: Some(budget()),
         legacy_octal_numbers: true,
         with_snippet: false,
+    };
+    if let Some(share) = ALIAS_SHARE.get() {
+        o.alias_limits.max_total_replayed_events = share;
     }
+    o
+}
+
+thread_local! {
+    /// The events each document of the file being parsed on this thread may replay from
+    /// aliases ([`alias_share`]); `None` outside [`parse_part`].
+    static ALIAS_SHARE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Events a file may replay from aliases, at least: as many as one document could before.
+const FILE_ALIAS_EVENTS: usize = 1_000_000;
+/// The least share of a document that uses aliases.
+const MIN_ALIAS_SHARE: usize = 64;
+
+/// How many events each document of `body` may replay from aliases. The budget is the
+/// file's, not each document's: `max(1,000,000, half a byte's worth of events per byte)`,
+/// shared equally among the documents that use an alias, so that a file of many small
+/// alias bombs costs what one large one does (a few tenths of a second), not that per
+/// document.
+pub fn alias_share(body: &str) -> usize {
+    let with_aliases = documents(body).filter(|(_, d)| uses_alias(d)).count();
+    let budget = FILE_ALIAS_EVENTS.max(body.len() / 2);
+    (budget / with_aliases.max(1)).max(MIN_ALIAS_SHARE)
+}
+
+/// Whether `doc` may hold an alias: a `*` where a node starts, followed by an anchor name.
+fn uses_alias(doc: &str) -> bool {
+    let b = doc.as_bytes();
+    memchr::memchr_iter(b'*', b).any(|i| {
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(i + 1).copied();
+        matches!(
+            before,
+            None | Some(b' ' | b'\t' | b'[' | b'{' | b',' | b':' | b'-' | b'\n')
+        ) && after.is_some_and(|c| !c.is_ascii_whitespace() && !b",[]{}".contains(&c))
+    })
 }
 
 /// Parses the text of one source. `helm_chart_file` is true for files under a chart's
@@ -198,8 +239,10 @@ pub fn parse_part(
     let body = &text[base..];
     // Each task re-splits its own byte range: a stream of tiny documents costs a few bytes
     // per task, never a slot per document.
+    let share = alias_share(body);
     let parse_batch = |&(from, to): &(usize, usize)| {
         let mut out = ParsedSource::default();
+        let _share = AliasShare::set(share);
         for (off, d) in documents(&body[from..to]) {
             if part.takes(d) {
                 out.add(parse_document(id, base + from + off, d, context));
@@ -229,6 +272,21 @@ pub fn parse_part(
         }
     }
     out
+}
+
+/// [`ALIAS_SHARE`] set for the current thread while it lives.
+struct AliasShare(Option<usize>);
+
+impl AliasShare {
+    fn set(share: usize) -> AliasShare {
+        AliasShare(ALIAS_SHARE.replace(Some(share)))
+    }
+}
+
+impl Drop for AliasShare {
+    fn drop(&mut self) {
+        ALIAS_SHARE.set(self.0);
+    }
 }
 
 /// The byte ranges of consecutive documents handed to one task each: at least
@@ -647,6 +705,15 @@ fn friendly(message: &str) -> String {
         "recursion limit exceeded" => {
             "nested too deeply (recursion limit exceeded); karplint reads at most 128 levels".into()
         }
+        "cannot deserialize null into string; use Option<String>" => {
+            "expected a string, found null (`~`, `null` or nothing); a key or value here must be text".into()
+        }
+        "invalid char: cannot deserialize null; use Option<char>" => {
+            "expected a character, found null".into()
+        }
+        _ if m.contains("alias replay limit") || m.contains("alias expansion") => format!(
+            "{m}: the aliases of this file replay more than its alias budget allows (shared by all its documents)"
+        ),
         _ => m,
     }
 }

@@ -86,11 +86,17 @@ impl Baseline {
         }
     }
 
-    pub fn read(path: &Path) -> Result<Self, BaselineError> {
-        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
+    /// Reads the baseline at `path`: a regular file of at most `max` bytes
+    /// (`--max-file-size`), UTF-8 with or without a byte-order mark.
+    pub fn read(path: &Path, max: u64) -> Result<Self, BaselineError> {
+        let read = |source| BaselineError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let bytes = crate::discover::read_regular_file_at_most(path, max).map_err(read)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         // The version first: a later format may not parse as this one.
         #[derive(Deserialize)]
         struct Versioned {
@@ -100,7 +106,7 @@ impl Baseline {
             path: path.to_path_buf(),
             source,
         };
-        let found = serde_json::from_str::<Versioned>(&text)
+        let found = serde_json::from_str::<Versioned>(text)
             .map_err(parse)?
             .version;
         if found != VERSION {
@@ -109,17 +115,19 @@ impl Baseline {
                 found,
             });
         }
-        serde_json::from_str(&text).map_err(parse)
+        serde_json::from_str(text).map_err(parse)
     }
 
     /// Writes the baseline as pretty JSON with a final newline.
     pub fn write(&self, path: &Path) -> Result<(), BaselineError> {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
-        text.push('\n');
-        std::fs::write(path, text).map_err(|source| BaselineError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+        use std::io::Write;
+        let text = super::json_string(self);
+        super::create_output(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|source| BaselineError::Write {
+                path: path.to_path_buf(),
+                source,
+            })
     }
 }
 

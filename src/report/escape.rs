@@ -15,14 +15,19 @@
 //!
 //! The characters escaped are Unicode's controls (`char::is_control`: C0, DEL, C1) and the
 //! bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder what a
-//! terminal shows. Newline and tab are kept in text; a snippet also keeps the `\r` of a
+//! terminal shows, and the line and paragraph separators (U+2028, U+2029), which some
+//! viewers and JavaScript parsers take as line ends. Newline and tab are kept in text; a snippet also keeps the `\r` of a
 //! `\r\n` line end.
 
 use std::borrow::Cow;
 
 /// Whether `c` must not reach a terminal raw.
 fn unsafe_char(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'..='\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// `s` with every unsafe character but newline and tab written as `\u{XX}`.
@@ -111,6 +116,7 @@ mod tests {
         assert_eq!(text("line\n\tnext"), "line\n\tnext");
         assert_eq!(text("a\rb\u{9b}c\u{202e}"), "a\\u{d}b\\u{9b}c\\u{202e}");
         assert_eq!(line("a\nb\tc"), "a\\u{a}b\\u{9}c");
+        assert_eq!(text("a\u{2028}b\u{2029}"), "a\\u{2028}b\\u{2029}");
         assert!(matches!(text("plain é"), Cow::Borrowed(_)));
     }
 

@@ -45,10 +45,21 @@ pub fn cell(s: &str) -> String {
             '\r' => {}
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            // Brackets open links and images (`[x](url)`, `![x](url)`).
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
             _ => out.push_str(&escape::text(c.encode_utf8(&mut [0; 4]))),
         }
     }
-    out
+    no_autolinks(&out)
+}
+
+/// `s` with GitHub's bare-URL autolinks (`https://…`, `www.…`) broken by a zero-width
+/// space, so that a name or value from a manifest never becomes a live link.
+fn no_autolinks(s: &str) -> String {
+    s.replace("://", ":/\u{200b}/")
+        .replace("www.", "www\u{200b}.")
+        .replace("WWW.", "WWW\u{200b}.")
 }
 
 /// Escapes text placed inside a code span in a table cell.
@@ -179,8 +190,16 @@ mod tests {
     fn cells_are_escaped() {
         assert_eq!(cell("a|b\nc <d>"), "a\\|b<br>c &lt;d&gt;");
         assert_eq!(code("x|y`"), "`x\\|y'`");
-        assert_eq!(cell("a\u{1b}[2J\rb"), "a\\u{1b}[2Jb");
+        assert_eq!(cell("a\u{1b}[2J\rb"), "a\\u{1b}\\[2Jb");
         assert_eq!(code("a\u{7}"), "`a\\u{7}`");
+    }
+
+    #[test]
+    fn links_and_images_from_names_are_inert() {
+        let c = cell("![x](https://evil.example/p.png) [y](javascript:alert(1)) www.evil.example");
+        assert!(!c.replace("\\]", "").contains("]("), "{c}");
+        assert!(!c.contains("://"), "{c}");
+        assert!(!c.contains("www."), "{c}");
     }
 
     /// A table over the limit is cut between rows, errors kept first, and says what it

@@ -376,16 +376,76 @@ thread_local! {
 /// Writes a JSON report pretty-printed, with a final newline, as it is serialised: a large
 /// run's report (megabytes) is never held whole.
 fn write_json(value: &impl serde::Serialize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut *w, Separators::default());
+    value.serialize(&mut ser)?;
     w.write_all(b"\n")
 }
 
 /// A JSON report as one string, as [`write_json`] writes it.
 fn json_string(value: &impl serde::Serialize) -> String {
-    let mut s =
-        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    if let Err(e) = write_json(value, &mut out) {
+        return format!("{{\"error\": \"{e}\"}}\n");
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// serde_json's pretty printing, with the line and paragraph separators (U+2028, U+2029)
+/// written as `\u2028` and `\u2029`: valid JSON either way, but raw they end a line in
+/// JavaScript before ES2019 and in some viewers.
+#[derive(Default)]
+struct Separators(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for Separators {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut rest = fragment;
+        while let Some(i) = rest.find(['\u{2028}', '\u{2029}']) {
+            w.write_all(&rest.as_bytes()[..i])?;
+            let c = rest[i..].chars().next().unwrap_or('\u{2028}');
+            write!(w, "\\u{:04x}", u32::from(c))?;
+            rest = &rest[i + c.len_utf8()..];
+        }
+        w.write_all(rest.as_bytes())
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 /// 1-based line and character column of a byte offset (see [`LineIndex::line_col`]; for
@@ -472,4 +532,44 @@ pub fn count(summary: &mut Summary, findings: &[Finding]) {
         .iter()
         .filter(|f| f.severity == Severity::Info)
         .count();
+}
+
+/// Creates (or truncates) the file at `path` for a report or a baseline, never through a
+/// symbolic link: a link planted at an output path (`-o report.json` pointing at
+/// `~/.bashrc`) would have karplint overwrite its target.
+pub fn create_output(path: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(
+            "it is a symbolic link; karplint does not write through one",
+        ));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        // A link made between the check and the open fails the open.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
+#[cfg(test)]
+mod json_tests {
+    #[test]
+    fn json_escapes_line_and_paragraph_separators() {
+        let s = super::json_string(&serde_json::json!({"k": ["a\u{2028}b\u{2029}"]}));
+        assert!(s.contains("a\\u2028b\\u2029"), "{s}");
+        let back: serde_json::Value = serde_json::from_str(&s).expect("valid JSON");
+        assert_eq!(back["k"][0], "a\u{2028}b\u{2029}");
+        // The layout is serde_json's pretty printing.
+        assert_eq!(
+            s,
+            serde_json::to_string_pretty(&back)
+                .expect("json")
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029")
+                + "\n"
+        );
+    }
 }

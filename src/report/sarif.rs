@@ -7,7 +7,7 @@
 //! location and related objects as related locations. Paths relative to the working
 //! directory are written as relative URIs against `%SRCROOT%`.
 
-use super::{Report, Texts};
+use super::{Origin, Report, Source, Texts};
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{SourceId, Span};
 use crate::rules;
@@ -68,20 +68,43 @@ fn pascal(id: &str) -> String {
 }
 
 /// An artifact location: relative paths against `%SRCROOT%`, absolute ones as `file://`.
-fn artifact(name: &str) -> Value {
-    let path = name.replace('\\', "/");
-    if path.starts_with('/') {
-        json!({ "uri": format!("file://{}", encode(&path)) })
+fn artifact(source: &Source) -> Value {
+    let bytes = path_bytes(source);
+    if bytes.first() == Some(&b'/') {
+        json!({ "uri": format!("file://{}", encode(&bytes)) })
     } else {
-        json!({ "uri": encode(&path), "uriBaseId": "%SRCROOT%" })
+        json!({ "uri": encode(&bytes), "uriBaseId": "%SRCROOT%" })
     }
 }
 
-/// Percent-encodes what may not appear in a URI path.
-fn encode(path: &str) -> String {
+/// The bytes of a source's path as written (those of a path that is not UTF-8 too, not
+/// its lossy name), `\` as `/`, without a leading `./`.
+fn path_bytes(source: &Source) -> Vec<u8> {
+    let raw: Vec<u8> = match &source.origin {
+        #[cfg(unix)]
+        Origin::Path(p) => {
+            use std::os::unix::ffi::OsStrExt;
+            p.as_os_str().as_bytes().to_vec()
+        }
+        _ => source.name.as_bytes().to_vec(),
+    };
+    let mut out: Vec<u8> = raw
+        .into_iter()
+        .map(|b| if b == b'\\' { b'/' } else { b })
+        .collect();
+    while out.starts_with(b"./") {
+        out.drain(..2);
+    }
+    out
+}
+
+/// Percent-encodes what may not appear in a URI path, byte by byte. `:` is encoded too: a
+/// relative reference whose first segment holds one would read as a scheme
+/// (`javascript:alert(1).yaml`).
+fn encode(path: &[u8]) -> String {
     let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+    for &b in path {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -120,7 +143,7 @@ fn tool(meta: &[RuleMeta]) -> Value {
 fn physical(report: &Report, texts: &Texts, source: SourceId, span: Span) -> Value {
     let p = texts.position(source, span);
     json!({
-        "artifactLocation": artifact(&report.sources[source].name),
+        "artifactLocation": artifact(&report.sources[source]),
         "region": {
             "startLine": p.line,
             "startColumn": p.column,
@@ -213,7 +236,7 @@ fn invocation(report: &Report) -> Value {
         json!({
             "descriptor": {"id": "skipped"},
             "level": "note",
-            "locations": [{"physicalLocation": {"artifactLocation": artifact(&report.sources[*id].name)}}],
+            "locations": [{"physicalLocation": {"artifactLocation": artifact(&report.sources[*id])}}],
             "message": {"text": format!("skipped {}: {reason}", report.sources[*id].name)},
         })
     });
@@ -318,13 +341,30 @@ mod tests {
     #[test]
     fn names_and_uris() {
         assert_eq!(pascal("no-instance-type-fits"), "NoInstanceTypeFits");
+        let file = |p: &str| Source::file(p.into(), false);
         assert_eq!(
-            artifact("a b/c.yaml"),
+            artifact(&file("a b/c.yaml")),
             json!({"uri": "a%20b/c.yaml", "uriBaseId": "%SRCROOT%"})
         );
         assert_eq!(
-            artifact("/abs/x.yaml"),
+            artifact(&file("/abs/x.yaml")),
             json!({"uri": "file:///abs/x.yaml"})
+        );
+        // A relative URI never carries a scheme.
+        assert_eq!(
+            artifact(&file("javascript:alert(1).yaml")),
+            json!({"uri": "javascript%3Aalert(1).yaml", "uriBaseId": "%SRCROOT%"})
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_names_are_percent_encoded_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"./caf\xe9.yaml"));
+        assert_eq!(
+            artifact(&Source::file(p, false)),
+            json!({"uri": "caf%E9.yaml", "uriBaseId": "%SRCROOT%"})
         );
     }
 }
