@@ -155,6 +155,10 @@ pub struct LintArgs {
     /// Skip files larger than this many bytes
     #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024, global = true)]
     pub max_file_size: u64,
+    /// Place at most this many pods in Karpenter's batch per run; workloads past it are
+    /// judged one pod at a time, with a note
+    #[arg(long, value_name = "PODS", default_value_t = engine::DEFAULT_MAX_BATCH_PODS, global = true)]
+    pub max_batch_pods: usize,
     /// Report only findings not recorded in this baseline file (see --write-baseline); the
     /// others are counted in the summary, and exit code 1 comes from new findings alone
     #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
@@ -705,6 +709,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             no_force_exclude: args.no_force_exclude,
         },
         max_file_size: args.max_file_size,
+        max_batch_pods: args.max_batch_pods,
         rules: levels,
         instance_types: args
             .instance_types

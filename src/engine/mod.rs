@@ -51,6 +51,9 @@ pub struct LintOptions {
     pub walk: WalkOptions,
     /// Files larger than this are skipped with a note.
     pub max_file_size: u64,
+    /// The most pods Karpenter's batch places in one run (`--max-batch-pods`): a workload
+    /// whose replicas would pass it is judged one pod at a time, with a note.
+    pub max_batch_pods: usize,
     /// Per-rule levels from the config and `--rule`: applied after suppressions.
     pub rules: BTreeMap<String, Level>,
     /// `aws ec2 describe-instance-types` JSON replacing the built-in catalog.
@@ -84,6 +87,7 @@ impl Default for LintOptions {
             exclude: Vec::new(),
             walk: WalkOptions::default(),
             max_file_size: 256 * 1024 * 1024,
+            max_batch_pods: DEFAULT_MAX_BATCH_PODS,
             instance_types: None,
             rules: BTreeMap::new(),
             cluster: ClusterFacts::default(),
@@ -96,6 +100,10 @@ impl Default for LintOptions {
         }
     }
 }
+
+/// The default of [`LintOptions::max_batch_pods`]: a tree of 14,000 files holds about
+/// 115,000 pods; `replicas: 2147483647` must not allocate them.
+pub const DEFAULT_MAX_BATCH_PODS: usize = 250_000;
 
 /// Errors that stop a run before linting (exit code 2).
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]

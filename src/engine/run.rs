@@ -53,7 +53,13 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let mut checked = phase.checked;
     checked.rows.sort_unstable_by_key(|(key, _)| *key);
     checked.pending.sort_unstable_by_key(|(key, _)| *key);
-    super::verdict::place(cx, checked.pending, &mut checked.facts, &mut checked.rows);
+    let batch_note = super::verdict::place(
+        cx,
+        checked.pending,
+        &mut checked.facts,
+        &mut checked.rows,
+        opts.max_batch_pods,
+    );
     let workloads = Workloads::new(checked.facts);
     let mut findings = checked.findings.found;
     findings.extend(rules::check_run(cx, &workloads, checked.findings.deferred));
@@ -100,6 +106,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
     files
         .notes
         .extend(run_notes(cx, &workloads, checked.static_only));
+    files.notes.extend(batch_note);
     findings.sort_by(|a, b| finding_order(sources, a, b));
     report::count(&mut files.summary, &findings);
     Finished {

@@ -7,6 +7,7 @@
 use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
 use crate::model::{Kind, Object};
+use crate::report::Note;
 use crate::report::plan::{self, PlanRow};
 use crate::rules::Context;
 
@@ -16,13 +17,17 @@ type Key = (usize, usize, usize);
 /// Places the pods of `pending` (sorted by key) on the static nodes and in Karpenter's
 /// rounds, and gives each workload's facts and plan row (sorted by key) what was decided
 /// of its replicas.
+/// A workload whose replicas would take the batch past `budget` pods is left out of it,
+/// judged by its pod template alone; the note counts them.
 pub(super) fn place(
     cx: &Context,
-    pending: Vec<(Key, PendingWorkload)>,
+    mut pending: Vec<(Key, PendingWorkload)>,
     facts: &mut [WorkloadFacts],
     rows: &mut [(Key, PlanRow)],
-) {
-    let Some(sim) = &cx.sim else { return };
+    budget: usize,
+) -> Option<Note> {
+    let Some(sim) = &cx.sim else { return None };
+    let note = within_budget(&mut pending, budget);
     let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
     let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
     let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) = pending.into_iter().unzip();
@@ -37,6 +42,32 @@ pub(super) fn place(
             plan::settle_on_static_nodes(&mut rows[at].1);
         }
     }
+    note
+}
+
+/// Drops from `pending` the workloads whose replicas would take the batch past `budget`
+/// pods, in the run's order; the note that counts them.
+fn within_budget(pending: &mut Vec<(Key, PendingWorkload)>, budget: usize) -> Option<Note> {
+    let mut left = budget;
+    let (mut dropped, mut replicas) = (0usize, 0u64);
+    pending.retain(|(_, w)| {
+        let n = usize::try_from(w.replicas).unwrap_or(0);
+        if n <= left {
+            left -= n;
+            return true;
+        }
+        dropped += 1;
+        replicas = replicas.saturating_add(n as u64);
+        false
+    });
+    (dropped > 0).then(|| {
+        Note::new(
+            "checks-not-run",
+            format!(
+                "{dropped} workload(s) with {replicas} replica(s) in all were judged one pod at a time: Karpenter's batch places at most {budget} pods per run (--max-batch-pods), so their replicas were not placed with the others"
+            ),
+        )
+    })
 }
 
 /// A workload's replicas, counted: how many stay Pending, and the first one's failure.

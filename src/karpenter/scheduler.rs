@@ -225,8 +225,13 @@ const PREFER_NO_SCHEDULE: Toleration = Toleration {
 #[derive(Debug, Clone)]
 pub enum PodOutcome {
     /// On a NodeClaim of pool `pool` (an index into [`Simulator::pools`]), planned in
-    /// provisioning round `round` (from 1).
-    Scheduled { pool: usize, round: u32 },
+    /// provisioning round `round` (from 1); a pod of a later round keeps the kind of the
+    /// failure that left it Pending in the first ([`Failure::kind`]).
+    Scheduled {
+        pool: usize,
+        round: u32,
+        waited: Option<&'static str>,
+    },
     /// On a node of a static node group outside Karpenter (an index into the groups the
     /// [`Existing`] nodes were made from), bound there before Karpenter provisions.
     OnExistingNode { group: usize },
@@ -472,7 +477,18 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             queue.pop_front();
             match self.try_schedule(w, &workloads[w]) {
                 Ok(pool) => {
-                    out[w][r] = PodOutcome::Scheduled { pool, round };
+                    let waited = match &out[w][r] {
+                        PodOutcome::Pending(first) => {
+                            Some(first.as_ref().map_or("no-nodepool", |(_, f)| f.kind()))
+                        }
+                        _ => None,
+                    }
+                    .filter(|_| round > 1);
+                    out[w][r] = PodOutcome::Scheduled {
+                        pool,
+                        round,
+                        waited,
+                    };
                     placed += 1;
                 }
                 Err(first) => {

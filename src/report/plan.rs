@@ -61,7 +61,8 @@ pub struct PodRow {
     /// of a later round waits for the nodes of the rounds before it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
-    /// When pending: the kind of the first NodePool's failure, in Karpenter's order.
+    /// When pending: the kind of the first NodePool's failure, in Karpenter's order; when
+    /// scheduled in a later round, the kind that kept it Pending in the first.
     pub kind: Option<&'static str>,
 }
 
@@ -169,13 +170,17 @@ fn pod_row(sim: &Simulator, existing: &Existing, replica: usize, pod: PodOutcome
             round: None,
             kind: None,
         },
-        PodOutcome::Scheduled { pool, round } => PodRow {
+        PodOutcome::Scheduled {
+            pool,
+            round,
+            waited,
+        } => PodRow {
             replica,
             outcome: "schedules",
             nodepool: Some(sim.pools[pool].name.clone()),
             node_group: None,
             round: Some(round),
-            kind: None,
+            kind: waited,
         },
         PodOutcome::Pending(first) => PodRow {
             replica,

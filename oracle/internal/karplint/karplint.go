@@ -24,11 +24,14 @@ type Object struct {
 	Namespace string `json:"namespace"`
 }
 
-// PodRow is one replica's verdict, when karplint packs replicas.
+// PodRow is one replica's verdict, when karplint packs replicas. Round is the provisioning
+// round that placed it (karplint goes on to a fixed point); Kind, for a pod placed after the
+// first round, is what kept it Pending in the first.
 type PodRow struct {
 	Replica  int     `json:"replica"`
 	Outcome  string  `json:"outcome"`
 	NodePool *string `json:"nodepool"`
+	Round    int     `json:"round"`
 	Kind     string  `json:"kind"`
 }
 
@@ -187,6 +190,13 @@ func fillFromRow(v *verdict.Pod, r Row) {
 
 func fillFromPod(v *verdict.Pod, r Row, p PodRow) {
 	v.Outcome = outcome(p.Outcome)
+	// Karpenter's side runs one provisioning round: a pod karplint places in a later round
+	// was Pending after the first.
+	if v.Outcome == verdict.Scheduled && p.Round > 1 {
+		v.Outcome = verdict.Pending
+		v.Failures = []verdict.Failure{{Kind: p.Kind}}
+		return
+	}
 	if p.NodePool != nil && v.Outcome == verdict.Scheduled {
 		v.NodePool = *p.NodePool
 	}
