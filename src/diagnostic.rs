@@ -56,6 +56,12 @@ impl ObjectRef {
         }
     }
 
+    /// The same object without a role: the whole object, not one of its pod templates.
+    pub fn whole(mut self) -> Self {
+        self.role = None;
+        self
+    }
+
     /// The same object, whatever the role: a suppression on a CRD's own metadata covers
     /// every one of its pod templates.
     pub fn same_object(&self, other: &ObjectRef) -> bool {

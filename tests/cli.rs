@@ -767,6 +767,57 @@ fn nothing_linted_is_never_silent() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("lists no instance types"));
 }
 
+/// A value the API server rejects inside a readable object is a finding on that object: JSON
+/// names it, and the object's `karplint.io/ignore` annotation suppresses it.
+#[test]
+fn a_rejected_value_names_its_object_and_its_annotation_suppresses_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("app.yaml");
+    let yaml = |annotation: &str| {
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+{annotation}spec:
+  replicas: \"3\"
+  template:
+    spec:
+      containers:
+        - name: web
+          image: nginx
+          resources:
+            requests: {{cpu: \"-1\", memory: 256Mi}}
+"
+        )
+    };
+    std::fs::write(&path, yaml("")).expect("write");
+    let (v, _) = json(&[path.to_str().expect("utf-8")]);
+    let parse_errors: Vec<&serde_json::Value> = (v["diagnostics"].as_array().expect("diagnostics"))
+        .iter()
+        .filter(|d| d["rule"] == "parse-error")
+        .collect();
+    assert_eq!(parse_errors.len(), 2, "{v}");
+    for d in &parse_errors {
+        assert_eq!(d["object"]["kind"], "Deployment", "{d}");
+        assert_eq!(d["object"]["namespace"], "shop", "{d}");
+        assert_eq!(d["object"]["name"], "web", "{d}");
+    }
+    std::fs::write(
+        &path,
+        yaml("  annotations:\n    karplint.io/ignore: parse-error\n"),
+    )
+    .expect("write");
+    let (v, _) = json(&[path.to_str().expect("utf-8")]);
+    assert!(
+        !(v["diagnostics"].as_array().expect("diagnostics"))
+            .iter()
+            .any(|d| d["rule"] == "parse-error"),
+        "{v}"
+    );
+}
+
 /// A Deployment with one quantity the API server rejects still gets its other findings: the
 /// bad value is a `parse-error` at its span and is read as absent, nothing more.
 #[test]

@@ -211,7 +211,9 @@ impl FileSummary {
             s.summary.objects += p.object_count;
             s.not_objects += p.not_objects;
             s.problems.extend(p.problems.into_iter().map(|pr| {
-                let f = Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message);
+                let mut f =
+                    Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message);
+                f.object = pr.object;
                 if pr.rejected_value {
                     f.label("rejected value").help(
                         "write a value the validator accepts here; karplint linted the rest of this object as if this value were absent",

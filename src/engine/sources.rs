@@ -171,6 +171,7 @@ fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, parse::ParseProblem> {
             "file is not valid UTF-8 (invalid byte at offset {at}); Kubernetes manifests must be UTF-8"
         ),
         rejected_value: false,
+        object: None,
     })
 }
 

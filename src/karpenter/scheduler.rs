@@ -9,11 +9,16 @@
 //! `filterInstanceTypesByRequirements`, with the pods' host ports and `minValues`). A pod
 //! that made no progress is tried again while others do (`Queue`).
 //!
+//! Before the batch, pods that fit the static nodes outside Karpenter are bound there
+//! ([`existing`]); after it, the provisioner's loop goes on round after round
+//! ([`Batch::launch`]): the planned NodeClaims launch, and the pods still Pending are
+//! scheduled again on them and on new NodeClaims, to a fixed point.
+//!
 //! The stages a pod goes through on a new NodeClaim are the simulator's own
 //! ([`Simulator`]); this module adds what only a batch decides, topology spread and pod
 //! (anti-)affinity among them ([`topology`]). Not modelled (see
-//! `docs/karpenter-upstream.md`): existing nodes, volume topology, offerings and reserved
-//! capacity.
+//! `docs/karpenter-upstream.md`): nodes Karpenter launched before the run, volume topology,
+//! offerings' availability and reserved capacity.
 
 use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::PoolType;

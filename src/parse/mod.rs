@@ -15,6 +15,7 @@ pub(crate) mod scan;
 pub(crate) mod skim;
 pub mod template;
 
+use crate::diagnostic::ObjectRef;
 use crate::model::de::Str;
 use crate::model::{Body, Kind, Object, SourceId, Span};
 use document::{DocRoot, DocSeed, RawDoc};
@@ -60,6 +61,9 @@ pub struct ParseProblem {
     /// [`crate::model::rejected`]): the rest of the object is linted. Otherwise the
     /// document could not be read.
     pub rejected_value: bool,
+    /// The object the value belongs to, when its identity was read: suppressions and
+    /// baselines reach the finding through it.
+    pub object: Option<Box<crate::diagnostic::ObjectRef>>,
 }
 
 /// Everything the parse stage learned from one source.
@@ -468,6 +472,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                 span: Span::new(offset + p.span.offset, p.span.len),
                 message: p.message,
                 rejected_value: false,
+                object: None,
             }),
         },
         Ok(DocRoot::Null) => DocResult::Empty,
@@ -486,6 +491,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                             span: Span::new(offset + p.span.offset, p.span.len),
                             message: p.message,
                             rejected_value: false,
+                            object: None,
                         });
                     }
                 }
@@ -503,18 +509,29 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             let rejected_ints = std::mem::take(&mut doc.rejected_ints);
             let mut objects = Vec::new();
             let count = into_objects(id, offset, doc, context, &mut objects);
-            let ints = rejected_ints.into_iter().map(|r| ParseProblem {
-                span: Span::new(offset + r.offset as usize, r.len as usize),
-                message: r.message,
-                rejected_value: true,
-            });
+            // A document read as several workloads is one object read once per pod template
+            // (a CRD): an integer it rejects belongs to the object as a whole.
+            let owner = objects.first().map(|o| Box::new(ObjectRef::of(o).whole()));
+            let ints: Vec<ParseProblem> = (rejected_ints.into_iter())
+                .map(|r| ParseProblem {
+                    span: Span::new(offset + r.offset as usize, r.len as usize),
+                    message: r.message,
+                    rejected_value: true,
+                    object: owner.clone(),
+                })
+                .collect();
             let mut invalid: Vec<ParseProblem> = objects
                 .iter()
-                .flat_map(crate::model::rejected::rejected_values)
-                .map(|q| ParseProblem {
-                    span: q.span,
-                    message: q.message,
-                    rejected_value: true,
+                .flat_map(|o| {
+                    let object = Box::new(ObjectRef::of(o));
+                    (crate::model::rejected::rejected_values(o).into_iter()).map(move |q| {
+                        ParseProblem {
+                            span: q.span,
+                            message: q.message,
+                            rejected_value: true,
+                            object: Some(object.clone()),
+                        }
+                    })
                 })
                 .chain(ints)
                 .collect();

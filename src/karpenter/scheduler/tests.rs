@@ -114,6 +114,17 @@ fn upstream_batches() {
             vec![vec![some("p"), None]],
         ),
         (
+            // provisioner.go: each loop is a new `Solve`, whose `NewScheduler` reads the
+            // NodePool's limits less the capacity of the nodes launched so far.
+            "the next round charges the launched nodes' capacity, not subtractMax",
+            format!(
+                "{}{}",
+                pool("p", "limits: {cpu: \"600\"},", "requirements: []"),
+                deployment("web", 10, "cpu: 500m", ANTI_HOSTNAME)
+            ),
+            vec![vec![some("p"); 10]],
+        ),
+        (
             "should schedule if limits would be met",
             format!(
                 "{}{}",
