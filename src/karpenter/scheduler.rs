@@ -65,8 +65,8 @@ impl PendingWorkload {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return None;
         }
-        let attempts = sim.relaxations(pod::attempts(obj, spec).ok()?);
-        let tolerations = pod::tolerations(spec, sim.admission);
+        let attempts = sim.relaxations(sim.admitted.attempts(obj, spec).ok()?);
+        let tolerations = sim.admitted.tolerations(obj, spec, sim.admission);
         let identity = PodIdentity {
             namespace: obj.namespace().unwrap_or("default").to_string(),
             labels: super::topology::pod_labels(obj)
@@ -80,7 +80,7 @@ impl PendingWorkload {
             replicas,
             steps,
             tolerations,
-            requests: pod::requests(obj, spec, sim.version),
+            requests: sim.admitted.requests(obj, spec, sim.version),
             host_ports: pod::host_ports(spec),
             identity,
             inverse,
