@@ -404,7 +404,8 @@ impl Admitted {
     /// plugin rejects a pod whose own overhead differs), which `PodRequests` adds.
     pub fn requests(&self, obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
         let defaults = self.limit_ranges.for_object(obj);
-        let mut requests = requests_with(obj, spec, version.pod_level_resources(), defaults);
+        let pod_level = version.pod_level_resources();
+        let mut requests = requests_with(obj, spec, pod_level, defaults.as_ref());
         if let Some((rc, _)) = self.runtime_class(obj, spec)
             && spec.overhead.0.is_empty()
         {
@@ -467,34 +468,67 @@ impl Admitted {
 /// namespace in turn fills in the resources still missing, so the first one to name a
 /// resource decides it.
 #[derive(Debug, Clone, Default)]
-pub struct LimitRangeDefaults(HashMap<String, ResourceList>);
+pub struct LimitRangeDefaults(HashMap<String, Vec<Scoped>>);
+
+/// One LimitRange's default requests, with where it applies.
+#[derive(Debug, Clone)]
+struct Scoped {
+    /// `metadata.namespace` is set: every workload of the namespace.
+    explicit: bool,
+    source: crate::model::SourceId,
+    requests: ResourceList,
+}
 
 impl LimitRangeDefaults {
     /// The defaults of the LimitRanges of `index`, read in source order.
     pub fn from_index(index: &Index) -> Self {
-        let mut by_namespace: HashMap<String, ResourceList> = HashMap::new();
+        let mut by_namespace: HashMap<String, Vec<Scoped>> = HashMap::new();
         for o in index.of_kind(Kind::LimitRange) {
             let Body::LimitRange(spec) = &o.body else {
                 continue;
             };
-            let mine = (by_namespace.entry(o.effective_namespace().to_string())).or_default();
-            for (k, q) in default_requests(spec).iter() {
-                if mine.get(k).is_none() {
-                    mine.insert(k, q);
-                }
-            }
+            (by_namespace.entry(o.effective_namespace().to_string()))
+                .or_default()
+                .push(Scoped {
+                    explicit: o.namespace().is_some(),
+                    source: o.source,
+                    requests: default_requests(spec),
+                });
         }
         LimitRangeDefaults(by_namespace)
     }
 
-    /// The default requests for the containers of `obj`: none for a Pod that is a template
-    /// another tool fills in ([`Object::is_pod_template`]), which sets the requests itself.
-    pub fn for_object(&self, obj: &Object) -> Option<&ResourceList> {
+    /// The default requests for the containers of `obj`, from the LimitRanges that apply
+    /// to it ([`limit_range_applies`]): none for a Pod that is a template another tool
+    /// fills in ([`Object::is_pod_template`]), which sets the requests itself.
+    pub fn for_object(&self, obj: &Object) -> Option<ResourceList> {
         if obj.is_pod_template() {
             return None;
         }
-        self.0.get(obj.effective_namespace())
+        let scoped = self.0.get(obj.effective_namespace())?;
+        let mut out = ResourceList::new();
+        for s in scoped
+            .iter()
+            .filter(|s| s.explicit || s.source == obj.source)
+        {
+            for (k, q) in s.requests.iter() {
+                if out.get(k).is_none() {
+                    out.insert(k, q);
+                }
+            }
+        }
+        Some(out)
     }
+}
+
+/// Whether LimitRange `lr` applies to the pods of `obj`: it is in the namespace they land
+/// in, named in its `metadata.namespace`, or it names none and is in the same file. A
+/// LimitRange without a namespace lands in the one `kubectl apply -n` gives: only the
+/// objects applied with it are known to share that namespace, not examples of another
+/// tree that happen to name none either.
+pub fn limit_range_applies(lr: &Object, obj: &Object) -> bool {
+    lr.effective_namespace() == obj.effective_namespace()
+        && (lr.namespace().is_some() || lr.source == obj.source)
 }
 
 /// The requests one LimitRange gives a container that sets none
@@ -1006,6 +1040,31 @@ mod tests {
         let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers: [{name: a, image: x}]\n";
         let (requests, _, _) = admitted(&format!("{LIMIT_RANGE}{two}{pod}"));
         assert_eq!(requests, list(&[("cpu", "1"), ("memory", "2Gi")]));
+    }
+
+    /// A LimitRange without a namespace applies to the pods applied with it (its file) in
+    /// the namespace `kubectl apply -n` gives both; one that names its namespace applies
+    /// to every pod landing there.
+    #[test]
+    fn limit_range_scope_without_a_namespace() {
+        let lr = |ns: &str| {
+            format!(
+                "apiVersion: v1\nkind: LimitRange\nmetadata: {{name: l{ns}}}\nspec: {{limits: [{{type: Container, defaultRequest: {{cpu: \"1\"}}}}]}}\n"
+            )
+        };
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, image: x}]}\n";
+        let parse = |id, yaml: &str| crate::parse::parse_source(id, yaml, false, false).objects;
+        let (beside, explicit) = (parse(0, &lr("")), parse(0, &lr(", namespace: default")));
+        let (pod_here, pod_elsewhere) = (parse(0, pod), parse(1, pod));
+        assert!(limit_range_applies(&beside[0], &pod_here[0]));
+        assert!(!limit_range_applies(&beside[0], &pod_elsewhere[0]));
+        assert!(limit_range_applies(&explicit[0], &pod_elsewhere[0]));
+        let all: Vec<Object> = [beside, pod_elsewhere.clone()].concat();
+        let defaults = LimitRangeDefaults::from_index(&Index::new(&all));
+        assert_eq!(
+            defaults.for_object(&pod_elsewhere[0]),
+            Some(ResourceList::new())
+        );
     }
 
     /// runtimeclass admission `TestSetOverhead` and `TestSetScheduling`: `podFixed` becomes

@@ -5,6 +5,7 @@
 //! controller that owns it reports `FailedCreate` forever.
 
 use super::{Context, Findings, Placed, Rule};
+use crate::karpenter::pod::limit_range_applies;
 use crate::model::cluster::LimitRangeItem;
 use crate::model::de::{Spanned, SpannedMap, Text};
 use crate::model::workload::Container;
@@ -28,7 +29,10 @@ impl Rule for LimitRangeViolation {
         if obj.is_pod_template() {
             return;
         }
-        for lr in cx.index.in_namespace(Kind::LimitRange, obj.effective_namespace()) {
+        let namespace = obj.effective_namespace();
+        for lr in (cx.index.in_namespace(Kind::LimitRange, namespace))
+            .filter(|lr| limit_range_applies(lr, obj))
+        {
             let Body::LimitRange(lrs) = &lr.body else {
                 continue;
             };
