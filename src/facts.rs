@@ -257,7 +257,6 @@ pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<La
         .filter(|r| {
             index
                 .in_namespace(Kind::LimitRange, obj.effective_namespace())
-                .filter(|lr| crate::karpenter::pod::limit_range_applies(lr, obj))
                 .any(|lr| match &lr.body {
                     Body::LimitRange(spec) => crate::karpenter::pod::default_requests(spec)
                         .get(r)
