@@ -264,23 +264,28 @@ pub struct Lacking<'a> {
 }
 
 /// Containers (and init containers) of a workload that end up without a cpu or memory
-/// request: neither `requests` nor `limits` (which Kubernetes copies into requests) sets
-/// it, and no LimitRange in the namespace gives a `defaultRequest` or `default` for it.
+/// request (none on a Pod that is a template: [`Object::is_pod_template`]): neither
+/// `requests` nor `limits` (which Kubernetes copies into requests) sets it, and no
+/// LimitRange in the namespace gives a default request for it
+/// ([`crate::karpenter::pod::default_requests`]: `defaultRequest`, `default`, `max` or
+/// `min`).
 pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<Lacking<'a>> {
     let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
         return Vec::new();
     };
+    // A pod template another tool fills in sets the requests itself.
+    if obj.is_pod_template() {
+        return Vec::new();
+    }
     let defaulted: Vec<&'static str> = RESOURCES
         .into_iter()
         .filter(|r| {
             index
                 .in_namespace(Kind::LimitRange, obj.effective_namespace())
                 .any(|lr| match &lr.body {
-                    Body::LimitRange(spec) => spec.limits.iter().any(|item| {
-                        item.type_.as_ref().is_none_or(|t| t.value == "Container")
-                            && (item.default_request.get(r).is_some()
-                                || item.default.get(r).is_some())
-                    }),
+                    Body::LimitRange(spec) => crate::karpenter::pod::default_requests(spec)
+                        .get(r)
+                        .is_some(),
                     _ => false,
                 })
         })

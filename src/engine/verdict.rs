@@ -75,7 +75,7 @@ fn batched(pods: &[PodOutcome], workload: &PendingWorkload) -> Batched {
     let mut first = None;
     let mut pending = 0;
     for pod in pods {
-        if let PodOutcome::Pending(f) = pod {
+        if let PodOutcome::Pending(f, _) = pod {
             pending += 1;
             if pending == 1 {
                 first = f.clone();

@@ -190,10 +190,11 @@ pub struct FargateSelector {
 
 /// The add-ons `cluster.addons` can declare: device plugins and agents that register node
 /// resources, installed outside the manifests (Helm, Terraform, an EKS add-on).
-pub const KNOWN_ADDONS: [&str; 3] = [
+pub const KNOWN_ADDONS: [&str; 4] = [
     "nvidia-device-plugin",
     "neuron-device-plugin",
     "vpc-cni-pod-eni",
+    "efa-device-plugin",
 ];
 
 /// Everything karplint knows about capacity outside Karpenter.

@@ -2,21 +2,25 @@
 //!
 //! Requirements are `nodeSelector` ∧ one required `nodeSelectorTerm` ∧ the heaviest
 //! preferred term (karpenter-model §3.1), produced as the sequence of attempts Karpenter's
-//! relaxation walks through (karpenter-model §3.4): each required term in order with preferences,
-//! then without. Requests are max(Σ containers + sidecars, largest init container), replaced per
-//! resource by pod-level `spec.resources` where set, + overhead (karpenter-model §6.3).
+//! relaxation walks through (karpenter-model §3.4): each required term in order with
+//! preferences, then without. Requests are max(Σ containers + sidecars, largest init
+//! container), replaced per resource by pod-level `spec.resources` where set, + overhead
+//! (karpenter-model §6.3). [`Admitted`] reads the pod as admission leaves it: LimitRange
+//! default requests, and the RuntimeClass's node selector, tolerations and overhead.
 //! Every requirement keeps the span of the selector entry it came from, so a finding can
 //! point at the exact line to change.
 
 use super::requirements::{self, Operator, Requirement, Requirements};
 use super::taints::{Effect, Toleration, TolerationOperator};
 use super::version::KarpenterVersion;
+use crate::index::Index;
+use crate::model::cluster::{LimitRangeSpec, RuntimeClass};
 use crate::model::de::Spanned;
 use crate::model::rejected::Operators;
 use crate::model::workload::{Container, NodeSelectorRequirement, NodeSelectorTerm, PodSpec};
-use crate::model::{Object, Span};
+use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One set of requirements Karpenter tries for a pod, with where each key came from.
 #[derive(Debug, Clone, Default)]
@@ -299,7 +303,13 @@ pub fn tolerates_disrupted_taint(spec: &PodSpec) -> bool {
 }
 
 fn written_tolerations(spec: &PodSpec) -> Vec<Toleration> {
-    spec.tolerations
+    convert_tolerations(&spec.tolerations)
+}
+
+/// Tolerations as written, converted; invalid entries (an unknown operator or effect,
+/// which the API server rejects) dropped.
+fn convert_tolerations(written: &[crate::model::workload::Toleration]) -> Vec<Toleration> {
+    written
         .iter()
         .filter_map(|t| {
             let operator: TolerationOperator = match &t.operator {
@@ -328,6 +338,227 @@ fn written_tolerations(spec: &PodSpec) -> Vec<Toleration> {
         .collect()
 }
 
+/// What admission writes into the pods of the run, from the run's cluster objects: the
+/// requests LimitRanger gives containers that set none, and what the RuntimeClass a pod
+/// names merges into it.
+#[derive(Debug, Clone, Default)]
+pub struct Admitted {
+    limit_ranges: LimitRangeDefaults,
+    runtime_classes: HashMap<String, RuntimeClassEffects>,
+}
+
+/// What the RuntimeClass admission plugin writes into a pod that names the class
+/// (`plugin/pkg/admission/runtimeclass` `setOverhead` and `setScheduling`).
+#[derive(Debug, Clone, Default)]
+struct RuntimeClassEffects {
+    /// `scheduling.nodeSelector`, merged into the pod's.
+    node_selector: Vec<(String, String)>,
+    /// `scheduling.tolerations`, added to the pod's.
+    tolerations: Vec<Toleration>,
+    /// `overhead.podFixed`, which becomes the pod's `spec.overhead`.
+    overhead: ResourceList,
+}
+
+impl RuntimeClassEffects {
+    fn of(rc: &RuntimeClass) -> Self {
+        let overhead_values = rc.overhead.pod_fixed.iter();
+        RuntimeClassEffects {
+            node_selector: (rc.scheduling.node_selector.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            tolerations: convert_tolerations(&rc.scheduling.tolerations),
+            overhead: overhead_values
+                .filter_map(|(k, v)| Some((k, Quantity::parse_non_negative(v).ok()?)))
+                .fold(ResourceList::new(), |l, (k, q)| l.with(k, q)),
+        }
+    }
+}
+
+impl Admitted {
+    /// From the LimitRanges and RuntimeClasses of `index` (the first RuntimeClass of a name
+    /// counts).
+    pub fn from_index(index: &Index) -> Self {
+        let mut runtime_classes = HashMap::new();
+        for o in index.of_kind(Kind::RuntimeClass) {
+            if let Body::RuntimeClass(rc) = &o.body {
+                (runtime_classes.entry(o.name().to_string()))
+                    .or_insert_with(|| RuntimeClassEffects::of(rc));
+            }
+        }
+        Admitted {
+            limit_ranges: LimitRangeDefaults::from_index(index),
+            runtime_classes,
+        }
+    }
+
+    /// The RuntimeClass of the run the pod names, with the span of its name in the pod.
+    fn runtime_class(&self, obj: &Object, spec: &PodSpec) -> Option<(&RuntimeClassEffects, Span)> {
+        let name = spec.runtime_class_name.as_deref()?;
+        let rc = self.runtime_classes.get(name.value.as_str())?;
+        Some((rc, obj.span(name)))
+    }
+
+    /// [`requests`] of the pod as admitted: the containers that set no request for a
+    /// resource take the namespace's LimitRange default ([`LimitRangeDefaults`]), and the
+    /// RuntimeClass's `overhead.podFixed` is the pod's overhead when it sets none (the
+    /// plugin rejects a pod whose own overhead differs), which `PodRequests` adds.
+    pub fn requests(&self, obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
+        let defaults = self.limit_ranges.for_object(obj);
+        let pod_level = version.pod_level_resources();
+        let mut requests = requests_with(obj, spec, pod_level, defaults.as_ref());
+        if let Some((rc, _)) = self.runtime_class(obj, spec)
+            && spec.overhead.0.is_empty()
+        {
+            requests.total.add(&rc.overhead);
+        }
+        requests
+    }
+
+    /// [`tolerations`] of the pod as admitted: the RuntimeClass's tolerations added
+    /// (`tolerations.MergeTolerations`).
+    pub fn tolerations(
+        &self,
+        obj: &Object,
+        spec: &PodSpec,
+        admission: Admission,
+    ) -> Vec<Toleration> {
+        let mut all = tolerations(spec, admission);
+        if let Some((rc, _)) = self.runtime_class(obj, spec) {
+            for t in &rc.tolerations {
+                if !all.contains(t) {
+                    all.push(t.clone());
+                }
+            }
+        }
+        all
+    }
+
+    /// [`attempts`] of the pod as admitted: the RuntimeClass's `scheduling.nodeSelector`
+    /// is part of the pod's `nodeSelector`, so of every attempt, located at the pod's
+    /// `runtimeClassName`. (A key the pod selects with another value makes the plugin
+    /// reject the pod; the pod's own value is kept here.)
+    pub fn attempts(&self, obj: &Object, spec: &PodSpec) -> Result<Vec<Attempt>, Ignored> {
+        let mut attempts = attempts(obj, spec)?;
+        let Some((rc, span)) = self.runtime_class(obj, spec) else {
+            return Ok(attempts);
+        };
+        for (k, v) in &rc.node_selector {
+            if spec.node_selector.get(k).is_some() {
+                continue;
+            }
+            check_restricted(obj, k, span)?;
+            let req =
+                requirement_of(k, "In", &[v.as_str()]).map_err(|reason| Ignored::Restricted {
+                    key: k.clone(),
+                    span,
+                    reason,
+                })?;
+            for a in &mut attempts {
+                a.spans.entry(req.key().to_string()).or_insert(span);
+                a.requirements.add(req.clone());
+                a.strict.add(req.clone());
+            }
+        }
+        Ok(attempts)
+    }
+}
+
+/// The requests LimitRanger gives a container that sets none, per namespace, from the run's
+/// LimitRanges (`plugin/pkg/admission/limitranger` `PodLimitFunc`): each LimitRange of the
+/// namespace in turn fills in the resources still missing, so the first one to name a
+/// resource decides it.
+#[derive(Debug, Clone, Default)]
+pub struct LimitRangeDefaults(HashMap<String, Vec<Scoped>>);
+
+/// One LimitRange's default requests, with where it applies.
+#[derive(Debug, Clone)]
+struct Scoped {
+    /// `metadata.namespace` is set: every workload of the namespace.
+    explicit: bool,
+    source: crate::model::SourceId,
+    requests: ResourceList,
+}
+
+impl LimitRangeDefaults {
+    /// The defaults of the LimitRanges of `index`, read in source order.
+    pub fn from_index(index: &Index) -> Self {
+        let mut by_namespace: HashMap<String, Vec<Scoped>> = HashMap::new();
+        for o in index.of_kind(Kind::LimitRange) {
+            let Body::LimitRange(spec) = &o.body else {
+                continue;
+            };
+            (by_namespace.entry(o.effective_namespace().to_string()))
+                .or_default()
+                .push(Scoped {
+                    explicit: o.namespace().is_some(),
+                    source: o.source,
+                    requests: default_requests(spec),
+                });
+        }
+        LimitRangeDefaults(by_namespace)
+    }
+
+    /// The default requests for the containers of `obj`, from the LimitRanges that apply
+    /// to it ([`limit_range_applies`]): none for a Pod that is a template another tool
+    /// fills in ([`Object::is_pod_template`]), which sets the requests itself.
+    pub fn for_object(&self, obj: &Object) -> Option<ResourceList> {
+        if obj.is_pod_template() {
+            return None;
+        }
+        let scoped = self.0.get(obj.effective_namespace())?;
+        let mut out = ResourceList::new();
+        for s in scoped
+            .iter()
+            .filter(|s| s.explicit || s.source == obj.source)
+        {
+            for (k, q) in s.requests.iter() {
+                if out.get(k).is_none() {
+                    out.insert(k, q);
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Whether LimitRange `lr` applies to the pods of `obj`: it is in the namespace they land
+/// in, named in its `metadata.namespace`, or it names none and is in the same file. A
+/// LimitRange without a namespace lands in the one `kubectl apply -n` gives: only the
+/// objects applied with it are known to share that namespace, not examples of another
+/// tree that happen to name none either.
+pub fn limit_range_applies(lr: &Object, obj: &Object) -> bool {
+    lr.effective_namespace() == obj.effective_namespace()
+        && (lr.namespace().is_some() || lr.source == obj.source)
+}
+
+/// The requests one LimitRange gives a container that sets none
+/// (`defaultContainerResourceRequirements`: its `Container` items in order, a later one
+/// overwriting an earlier one), each item as the API server stores it
+/// (`pkg/apis/core/v1/defaults.go` `SetDefaults_LimitRangeItem`): `defaultRequest`, else
+/// `default`, else `max` (which `default` takes when unset), else `min`. Values that do not
+/// parse are skipped (the parse stage reports them).
+pub fn default_requests(spec: &LimitRangeSpec) -> ResourceList {
+    let mut out = ResourceList::new();
+    let containers = spec
+        .limits
+        .iter()
+        .filter(|item| item.type_.as_ref().is_some_and(|t| t.value == "Container"));
+    for item in containers {
+        let mut item_defaults = ResourceList::new();
+        for map in [&item.min, &item.max, &item.default, &item.default_request] {
+            for (k, v) in map.iter() {
+                if let Ok(q) = Quantity::parse_non_negative(v) {
+                    item_defaults.insert(k, q);
+                }
+            }
+        }
+        for (k, q) in item_defaults.iter() {
+            out.insert(k, q);
+        }
+    }
+    out
+}
+
 /// A pod's effective requests, and where each resource is requested most.
 #[derive(Debug, Clone, Default)]
 pub struct Requests {
@@ -336,7 +567,26 @@ pub struct Requests {
     pub spans: BTreeMap<String, Span>,
 }
 
+/// One container's requests as admitted: those written (limits standing in for missing
+/// requests), then `defaults` for the resources still missing (LimitRanger's
+/// `mergeContainerResources`, which runs after the API server's defaulting of requests
+/// from limits).
 fn container_requests(
+    obj: &Object,
+    c: &Container,
+    defaults: Option<&ResourceList>,
+    spans: &mut BTreeMap<String, (Quantity, Span)>,
+) -> ResourceList {
+    let mut out = written_requests(obj, c, spans);
+    for (k, q) in defaults.into_iter().flat_map(ResourceList::iter) {
+        if out.get(k).is_none() {
+            out.insert(k, q);
+        }
+    }
+    out
+}
+
+fn written_requests(
     obj: &Object,
     c: &Container,
     spans: &mut BTreeMap<String, (Quantity, Span)>,
@@ -371,7 +621,7 @@ pub enum PodLevelResources {
 
 /// Effective pod requests (karpenter-model §6.3) plus `pods: 1`, as Karpenter `version` reads them.
 pub fn requests(obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
-    requests_with(obj, spec, version.pod_level_resources())
+    requests_with(obj, spec, version.pod_level_resources(), None)
 }
 
 /// Pod-level resources Kubernetes supports (component-helpers `resource/helpers.go`
@@ -423,18 +673,24 @@ fn pod_level_requests(
 /// core calls through `pkg/utils/resources` `Ceiling`: the container aggregate
 /// (`AggregateContainerRequests`), then pod-level requests in its place per resource, then
 /// `spec.overhead` on top.
-pub fn requests_with(obj: &Object, spec: &PodSpec, pod_level: PodLevelResources) -> Requests {
+/// `defaults` are the requests admission gives a container that sets none.
+pub fn requests_with(
+    obj: &Object,
+    spec: &PodSpec,
+    pod_level: PodLevelResources,
+    defaults: Option<&ResourceList>,
+) -> Requests {
     let mut spans = BTreeMap::new();
     let mut main = ResourceList::new();
     for c in &spec.containers {
-        main.add(&container_requests(obj, c, &mut spans));
+        main.add(&container_requests(obj, c, defaults, &mut spans));
     }
     // Sidecars (restartPolicy: Always) run beside the main containers; an ordinary init
     // container runs alone, beside the sidecars started before it.
     let mut sidecars = ResourceList::new();
     let mut init_max = ResourceList::new();
     for c in &spec.init_containers {
-        let r = container_requests(obj, c, &mut spans);
+        let r = container_requests(obj, c, defaults, &mut spans);
         if c.restart_policy
             .as_ref()
             .is_some_and(|p| p.value == "Always")
@@ -551,7 +807,7 @@ mod tests {
             .workload()
             .and_then(|w| w.pod_spec())
             .expect("a pod spec");
-        requests_with(obj, spec, pod_level).total
+        requests_with(obj, spec, pod_level, None).total
     }
 
     fn list(pairs: &[(&str, &str)]) -> ResourceList {
@@ -718,6 +974,128 @@ mod tests {
         for (name, spec, pod_level, want) in rows {
             assert_eq!(requests_of(&spec, pod_level), list(&want), "{name}");
         }
+    }
+
+    /// The objects of `yaml`, the admission state built from them, and the first Pod's
+    /// requests, requirement attempts and tolerations as admitted.
+    fn admitted(yaml: &str) -> (ResourceList, Vec<Attempt>, Vec<Toleration>) {
+        let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+        let index = Index::new(&objects);
+        let admitted = Admitted::from_index(&index);
+        let obj = objects.iter().find(|o| o.kind == Kind::Pod).expect("a Pod");
+        let spec = obj.workload().and_then(|w| w.pod_spec()).expect("spec");
+        (
+            admitted.requests(obj, spec, KarpenterVersion::NEWEST).total,
+            admitted.attempts(obj, spec).expect("not ignored"),
+            admitted.tolerations(obj, spec, Admission::default()),
+        )
+    }
+
+    const LIMIT_RANGE: &str = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: l, namespace: team}\nspec:\n  limits:\n    - type: Container\n      defaultRequest: {cpu: \"1\"}\n      default: {memory: 2Gi}\n    - type: Pod\n      max: {cpu: \"64\"}\n---\n";
+
+    /// limitranger `TestMergePodResourceRequirements` and `TestPodLimitFunc` defaulting: a
+    /// container or init container without a request takes `defaultRequest` (or `default`
+    /// for memory here, `SetDefaults_LimitRangeItem`); a written request, or a limit
+    /// standing in for it, is kept; `type: Pod` items give no container default.
+    #[test]
+    fn merge_pod_resource_requirements() {
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  initContainers: [{name: i, image: x}]\n  containers:\n    - {name: a, image: x}\n    - {name: b, image: x, resources: {requests: {cpu: 500m}, limits: {memory: 1Gi}}}\n";
+        let (requests, _, _) = admitted(&format!("{LIMIT_RANGE}{pod}"));
+        assert_eq!(requests, list(&[("cpu", "1500m"), ("memory", "3Gi")]));
+        // Another namespace, or a Pod that is a template, takes no default.
+        let elsewhere = pod.replace("namespace: team", "namespace: web");
+        let (requests, _, _) = admitted(&format!("{LIMIT_RANGE}{elsewhere}"));
+        assert_eq!(requests, list(&[("cpu", "500m"), ("memory", "1Gi")]));
+        let template = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers: [{name: a}]\n";
+        let (requests, _, _) = admitted(&format!("{LIMIT_RANGE}{template}"));
+        assert_eq!(requests, list(&[]));
+    }
+
+    /// `pkg/apis/core/v1` `TestSetDefaultLimitRangeItem`: `default` takes `max`,
+    /// `defaultRequest` takes `default`, then `min`; the first LimitRange of a namespace to
+    /// name a resource decides it.
+    #[test]
+    fn set_default_limit_range_item() {
+        let item = |fields: &str| -> ResourceList {
+            let yaml = format!(
+                "apiVersion: v1\nkind: LimitRange\nmetadata: {{name: l}}\nspec:\n  limits:\n    - {{type: Container, {fields}}}\n"
+            );
+            let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+            match &objects[0].body {
+                Body::LimitRange(spec) => default_requests(spec),
+                _ => panic!("a LimitRange"),
+            }
+        };
+        let one = |q: &str| ResourceList::new().with("cpu", Quantity::parse(q).unwrap());
+        assert_eq!(item("max: {cpu: 4}"), one("4"));
+        assert_eq!(item("min: {cpu: 100m}"), one("100m"));
+        assert_eq!(item("min: {cpu: 100m}, max: {cpu: 4}"), one("4"));
+        assert_eq!(item("min: {cpu: 100m}, default: {cpu: 2}"), one("2"));
+        assert_eq!(
+            item("default: {cpu: 2}, defaultRequest: {cpu: 1}"),
+            one("1")
+        );
+
+        let two = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: m, namespace: team}\nspec:\n  limits: [{type: Container, defaultRequest: {cpu: \"8\", memory: 1Gi}}]\n---\n";
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n  containers: [{name: a, image: x}]\n";
+        let (requests, _, _) = admitted(&format!("{LIMIT_RANGE}{two}{pod}"));
+        assert_eq!(requests, list(&[("cpu", "1"), ("memory", "2Gi")]));
+    }
+
+    /// A LimitRange without a namespace applies to the pods applied with it (its file) in
+    /// the namespace `kubectl apply -n` gives both; one that names its namespace applies
+    /// to every pod landing there.
+    #[test]
+    fn limit_range_scope_without_a_namespace() {
+        let lr = |ns: &str| {
+            format!(
+                "apiVersion: v1\nkind: LimitRange\nmetadata: {{name: l{ns}}}\nspec: {{limits: [{{type: Container, defaultRequest: {{cpu: \"1\"}}}}]}}\n"
+            )
+        };
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, image: x}]}\n";
+        let parse = |id, yaml: &str| crate::parse::parse_source(id, yaml, false, false).objects;
+        let (beside, explicit) = (parse(0, &lr("")), parse(0, &lr(", namespace: default")));
+        let (pod_here, pod_elsewhere) = (parse(0, pod), parse(1, pod));
+        assert!(limit_range_applies(&beside[0], &pod_here[0]));
+        assert!(!limit_range_applies(&beside[0], &pod_elsewhere[0]));
+        assert!(limit_range_applies(&explicit[0], &pod_elsewhere[0]));
+        let all: Vec<Object> = [beside, pod_elsewhere.clone()].concat();
+        let defaults = LimitRangeDefaults::from_index(&Index::new(&all));
+        assert_eq!(
+            defaults.for_object(&pod_elsewhere[0]),
+            Some(ResourceList::new())
+        );
+    }
+
+    /// runtimeclass admission `TestSetOverhead` and `TestSetScheduling`: `podFixed` becomes
+    /// the overhead `PodRequests` adds, the class's node selector joins the pod's (the
+    /// pod's own value kept) and its tolerations are added.
+    #[test]
+    fn runtime_class_set_overhead_and_scheduling() {
+        let rc = "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\noverhead: {podFixed: {cpu: 250m, memory: 120Mi}}\nscheduling:\n  nodeSelector: {sandbox: kata, kubernetes.io/arch: arm64}\n  tolerations: [{key: sandbox, operator: Exists, effect: NoSchedule}]\n---\n";
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  runtimeClassName: kata\n  nodeSelector: {kubernetes.io/arch: amd64}\n  containers: [{name: a, image: x, resources: {requests: {cpu: \"1\", memory: 1Gi}}}]\n";
+        let (requests, attempts, tolerations) = admitted(&format!("{rc}{pod}"));
+        assert_eq!(requests, list(&[("cpu", "1250m"), ("memory", "1144Mi")]));
+        let reqs = &attempts[0].requirements;
+        assert!(
+            reqs.get("sandbox").is_some_and(|r| r.has("kata")),
+            "{reqs:?}"
+        );
+        let arch = reqs.get("kubernetes.io/arch").expect("arch");
+        assert!(arch.has("amd64") && !arch.has("arm64"), "{arch:?}");
+        assert!(
+            tolerations.iter().any(|t| t.key == "sandbox"),
+            "{tolerations:?}"
+        );
+        // A pod that sets its own overhead keeps it; one naming no class gets nothing.
+        let own = pod.replace("  containers", "  overhead: {cpu: 100m}\n  containers");
+        let (requests, _, _) = admitted(&format!("{rc}{own}"));
+        assert_eq!(requests, list(&[("cpu", "1100m"), ("memory", "1Gi")]));
+        let plain = pod.replace("  runtimeClassName: kata\n", "");
+        let (requests, attempts, tolerations) = admitted(&format!("{rc}{plain}"));
+        assert_eq!(requests, list(&[("cpu", "1"), ("memory", "1Gi")]));
+        assert!(attempts[0].requirements.get("sandbox").is_none());
+        assert!(tolerations.is_empty());
     }
 
     /// A resource the pod level decides is located at the pod-level value.

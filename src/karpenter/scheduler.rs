@@ -78,8 +78,8 @@ impl PendingWorkload {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return None;
         }
-        let attempts = sim.relaxations(pod::attempts(obj, spec).ok()?);
-        let tolerations = pod::tolerations(spec, sim.admission);
+        let attempts = sim.relaxations(sim.admitted.attempts(obj, spec).ok()?);
+        let tolerations = sim.admitted.tolerations(obj, spec, sim.admission);
         let identity = PodIdentity {
             namespace: obj.namespace().unwrap_or("default").to_string(),
             labels: super::topology::pod_labels(obj)
@@ -93,7 +93,7 @@ impl PendingWorkload {
             replicas,
             steps,
             tolerations,
-            requests: pod::requests(obj, spec, sim.version),
+            requests: sim.admitted.requests(obj, spec, sim.version),
             host_ports: pod::host_ports(spec),
             identity,
             inverse,
@@ -231,7 +231,7 @@ const PREFER_NO_SCHEDULE: Toleration = Toleration {
 pub enum PodOutcome {
     /// On a NodeClaim of pool `pool` (an index into [`Simulator::pools`]), planned in
     /// provisioning round `round` (from 1); a pod of a later round keeps the kind of the
-    /// failure that left it Pending in the first ([`Failure::kind`]).
+    /// failure that left it Pending after the first ([`PodOutcome::pending_kind`]).
     Scheduled {
         pool: usize,
         round: u32,
@@ -243,8 +243,22 @@ pub enum PodOutcome {
     /// The failure Karpenter's error starts with at the last relaxation step of the last
     /// round: the first pool it tried, in its order (pools it skipped before the batch are
     /// not in its error); `None` when it skipped them all. Only the first is kept: a large
-    /// batch has thousands of pending pods and hundreds of pools.
-    Pending(Option<(usize, Failure)>),
+    /// batch has thousands of pending pods and hundreds of pools. Then the kind of the
+    /// failure that left it Pending after the first round.
+    Pending(Option<(usize, Failure)>, Option<&'static str>),
+}
+
+impl PodOutcome {
+    /// The kind of a Pending pod's failure ([`Failure::kind`]; `no-nodepool` when every
+    /// pool was skipped), `None` for a placed pod.
+    pub fn pending_kind(&self) -> Option<&'static str> {
+        match self {
+            PodOutcome::Pending(first, _) => {
+                Some(first.as_ref().map_or("no-nodepool", |(_, f)| f.kind()))
+            }
+            PodOutcome::Scheduled { .. } | PodOutcome::OnExistingNode { .. } => None,
+        }
+    }
 }
 
 /// A NodeClaim planned in this batch.
@@ -331,7 +345,7 @@ pub fn solve(
 ) -> Vec<Vec<PodOutcome>> {
     let mut out: Vec<Vec<PodOutcome>> = workloads
         .iter()
-        .map(|w| vec![PodOutcome::Pending(None); usize::try_from(w.replicas).unwrap_or(0)])
+        .map(|w| vec![PodOutcome::Pending(None, None); usize::try_from(w.replicas).unwrap_or(0)])
         .collect();
     let mut queue: std::collections::VecDeque<(usize, usize)> = queue_order(workloads).into();
     if !existing.is_empty() {
@@ -344,8 +358,14 @@ pub fn solve(
         });
     }
     let mut batch = Batch::new(sim, workloads);
+    let mut first_round = std::collections::HashMap::new();
     for round in 1.. {
         let placed = batch.round(workloads, &mut queue, &mut out, round);
+        if round == 1 {
+            first_round = (queue.iter())
+                .map(|&(w, r)| ((w, r), out[w][r].pending_kind()))
+                .collect();
+        }
         if queue.is_empty() || placed == 0 || !batch.launch(workloads) {
             break;
         }
@@ -353,6 +373,13 @@ pub fn solve(
         queue
             .make_contiguous()
             .sort_by_key(|&(w, r)| (queue_key(workloads, w), w, r));
+    }
+    for ((w, r), kind) in first_round {
+        match &mut out[w][r] {
+            PodOutcome::Scheduled { waited, .. } => *waited = kind,
+            PodOutcome::Pending(_, after_first) => *after_first = kind,
+            PodOutcome::OnExistingNode { .. } => {}
+        }
     }
     out
 }
@@ -482,22 +509,15 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             queue.pop_front();
             match self.try_schedule(w, &workloads[w]) {
                 Ok(pool) => {
-                    let waited = match &out[w][r] {
-                        PodOutcome::Pending(first) => {
-                            Some(first.as_ref().map_or("no-nodepool", |(_, f)| f.kind()))
-                        }
-                        _ => None,
-                    }
-                    .filter(|_| round > 1);
                     out[w][r] = PodOutcome::Scheduled {
                         pool,
                         round,
-                        waited,
+                        waited: None,
                     };
                     placed += 1;
                 }
                 Err(first) => {
-                    out[w][r] = PodOutcome::Pending(first.map(|b| *b));
+                    out[w][r] = PodOutcome::Pending(first.map(|b| *b), None);
                     queue.push_back((w, r));
                     pushed_at.insert((w, r), queue.len());
                 }

@@ -393,6 +393,9 @@ pub struct Simulator<'a, 'c> {
     prefer_no_schedule: bool,
     /// What admission adds to every pod the simulator is asked about.
     pub(super) admission: pod::Admission,
+    /// What admission writes into pods from the run's objects (LimitRange defaults,
+    /// RuntimeClasses).
+    pub(super) admitted: pod::Admitted,
     /// The Karpenter release whose behaviour is simulated.
     pub(super) version: KarpenterVersion,
     /// The cluster's zones, where every type is offered; empty when unknown (any zone).
@@ -613,6 +616,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         admission: pod::Admission,
         version: KarpenterVersion,
     ) -> Self {
+        let admitted = pod::Admitted::from_index(index);
         let cache = std::sync::Mutex::new(super::pool::TypeRequirementCache::default());
         // Static NodePools are skipped by the dynamic scheduler.
         let dynamic: Vec<&Object> = index
@@ -644,7 +648,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     attempt,
                     host_ports,
                     tolerations: pod::tolerations(spec, admission),
-                    requests: pod::requests(o, spec, version).total,
+                    requests: admitted.requests(o, spec, version).total,
                     _obj: o,
                 })
             })
@@ -684,6 +688,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             gates,
             prefer_no_schedule,
             admission,
+            admitted,
             version,
             zones: Vec::new(),
             overheads,
@@ -700,6 +705,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// The Karpenter release whose behaviour is simulated.
     pub fn version(&self) -> KarpenterVersion {
         self.version
+    }
+
+    /// What admission writes into the pods it is asked about (LimitRange defaults,
+    /// RuntimeClasses): [`pod::Admitted::requests`] are the requests it judges.
+    pub fn admitted(&self) -> &pod::Admitted {
+        &self.admitted
     }
 
     /// Whether DaemonSet `obj` runs on the nodes of pool `pool`: on the pool's template, as
@@ -847,12 +858,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
         if obj.kind == Kind::DaemonSet || spec.node_name.is_some() {
             return Verdict::NotProvisionable;
         }
-        let attempts = match pod::attempts(obj, spec) {
+        let attempts = match self.admitted.attempts(obj, spec) {
             Ok(a) => self.relaxations(a),
             Err(i) => return Verdict::Ignored(i),
         };
-        let tolerations = pod::tolerations(spec, self.admission);
-        let requests = pod::requests(obj, spec, self.version);
+        let tolerations = self.admitted.tolerations(obj, spec, self.admission);
+        let requests = self.admitted.requests(obj, spec, self.version);
         let host_ports = pod::host_ports(spec);
         // Point at the pod's tolerations when it has some: that is where one is missing.
         let tolerations_span = spec

@@ -1,9 +1,9 @@
-//! Model stage, cluster objects: LimitRanges, PodDisruptionBudgets and Nodes, the facts
-//! about the cluster that decide defaults, disruption and static capacity.
+//! Model stage, cluster objects: LimitRanges, RuntimeClasses, PodDisruptionBudgets and
+//! Nodes, the facts about the cluster that decide defaults, disruption and static capacity.
 
 use super::de::{Spanned, SpannedMap, Str, Text, nullable};
 use super::karpenter::Taint;
-use super::workload::LabelSelector;
+use super::workload::{LabelSelector, Toleration};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -22,6 +22,37 @@ pub struct LimitRangeItem {
     pub default: SpannedMap,
     #[serde(deserialize_with = "nullable")]
     pub default_request: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub min: SpannedMap,
+    #[serde(deserialize_with = "nullable")]
+    pub max: SpannedMap,
+}
+
+/// RuntimeClass (`node.k8s.io/v1`): what the RuntimeClass admission plugin merges into
+/// every pod that names it (`plugin/pkg/admission/runtimeclass`).
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeClass {
+    pub overhead: RuntimeClassOverhead,
+    pub scheduling: RuntimeClassScheduling,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeClassOverhead {
+    /// Becomes the pod's `spec.overhead`.
+    #[serde(deserialize_with = "nullable")]
+    pub pod_fixed: SpannedMap,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeClassScheduling {
+    /// Merged into the pod's `nodeSelector`.
+    #[serde(deserialize_with = "nullable")]
+    pub node_selector: SpannedMap,
+    /// Added to the pod's tolerations.
+    #[serde(deserialize_with = "super::de::list")]
+    pub tolerations: Box<[Toleration]>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -83,6 +83,7 @@ pub enum Kind {
     PersistentVolumeClaim,
     StorageClass,
     LimitRange,
+    RuntimeClass,
     Namespace,
     PodDisruptionBudget,
     Node,
@@ -118,6 +119,7 @@ impl Kind {
             "PersistentVolumeClaim" if group.is_empty() => Kind::PersistentVolumeClaim,
             "StorageClass" if group == "storage.k8s.io" => Kind::StorageClass,
             "LimitRange" if group.is_empty() => Kind::LimitRange,
+            "RuntimeClass" if group == "node.k8s.io" => Kind::RuntimeClass,
             "Namespace" if group.is_empty() => Kind::Namespace,
             "PodDisruptionBudget" if group == "policy" => Kind::PodDisruptionBudget,
             "Node" if group.is_empty() => Kind::Node,
@@ -177,6 +179,7 @@ pub enum Body {
     PersistentVolumeClaim(Box<storage::PvcSpec>),
     StorageClass(Box<storage::StorageClass>),
     LimitRange(Box<cluster::LimitRangeSpec>),
+    RuntimeClass(Box<cluster::RuntimeClass>),
     Namespace,
     PodDisruptionBudget(Box<cluster::PdbSpec>),
     Node(Box<cluster::Node>),
@@ -288,6 +291,20 @@ impl Object {
             Body::Workload(w) => Some(w),
             _ => None,
         }
+    }
+
+    /// Whether it is a Pod that is a template something else fills in, not a pod: a
+    /// container without an `image`, which the API server requires of every container
+    /// (Spark's `podTemplateFile`, EMR on EKS driver and executor templates, where Spark
+    /// sets the image and the requests from `spark.kubernetes.container.image` and
+    /// `spark.executor.*`).
+    pub fn is_pod_template(&self) -> bool {
+        let Some(spec) = self.workload().and_then(|w| w.pod_spec()) else {
+            return false;
+        };
+        self.kind == Kind::Pod
+            && (spec.containers.iter().chain(&spec.init_containers))
+                .any(|c| c.image.as_ref().is_none_or(|i| i.value.trim().is_empty()))
     }
 
     pub fn nodepool(&self) -> Option<&karpenter::NodePool> {

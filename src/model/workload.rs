@@ -53,6 +53,9 @@ pub struct PodSpec {
     /// Pod-level resources (Kubernetes 1.32+).
     #[serde(deserialize_with = "nullable")]
     pub resources: Option<Box<Spanned<Resources>>>,
+    /// The RuntimeClass whose scheduling and overhead admission merges into the pod. Boxed,
+    /// as the other fields most pods leave out.
+    pub runtime_class_name: Option<Box<Spanned<Str>>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -12,6 +12,7 @@
 
 use crate::model::cluster::{
     AutoscalerSpec, EksctlClusterConfig, LimitRangeSpec, Node, NodeSpec, NodeStatus, PdbSpec,
+    RuntimeClass,
 };
 use crate::model::crd::{CrdSpec, SpecSeed};
 use crate::model::de::{Spanned, Text, nullable};
@@ -200,6 +201,7 @@ struct Acc {
     pvc: Option<PvcSpec>,
     sc: StorageClass,
     limit_range: Option<LimitRangeSpec>,
+    runtime_class: RuntimeClass,
     pdb: Option<PdbSpec>,
     node_spec: Option<NodeSpec>,
     node_status: Option<NodeStatus>,
@@ -252,6 +254,12 @@ impl Acc {
             }
             (Kind::LimitRange, "spec") => {
                 self.limit_range = Some(map.next_value_seed(Nullable::new())?)
+            }
+            (Kind::RuntimeClass, "overhead") => {
+                self.runtime_class.overhead = map.next_value_seed(Nullable::new())?
+            }
+            (Kind::RuntimeClass, "scheduling") => {
+                self.runtime_class.scheduling = map.next_value_seed(Nullable::new())?
             }
             (Kind::PodDisruptionBudget, "spec") => {
                 self.pdb = Some(map.next_value_seed(Nullable::new())?)
@@ -360,6 +368,7 @@ impl Acc {
             Kind::LimitRange => Some(Body::LimitRange(Box::new(
                 self.limit_range.unwrap_or_default(),
             ))),
+            Kind::RuntimeClass => Some(Body::RuntimeClass(Box::new(self.runtime_class))),
             Kind::Namespace => Some(Body::Namespace),
             Kind::PodDisruptionBudget => Some(Body::PodDisruptionBudget(Box::new(
                 self.pdb.unwrap_or_default(),

@@ -1,6 +1,6 @@
 //! A byte scan that tells, before parsing, which files may hold objects the whole run needs
 //! before any workload is linted: NodePools, node classes, DaemonSets, PVCs, budgets,
-//! LimitRanges, Namespaces, Nodes, autoscalers, eksctl configs and Karpenter's other kinds.
+//! LimitRanges, RuntimeClasses, Namespaces, Nodes, autoscalers, eksctl configs and Karpenter's other kinds.
 //! Those files are parsed first and held; the others (workloads, ConfigMaps, CRDs, …) are
 //! linted one by one and dropped.
 //!
@@ -29,6 +29,7 @@ const HELD_KINDS: &[&[u8]] = &[
     b"PersistentVolumeClaim",
     b"PodDisruptionBudget",
     b"Provisioner",
+    b"RuntimeClass",
     b"ScaledObject",
     b"StorageClass",
 ];

@@ -101,10 +101,15 @@ fn on_blanked_line(text: &str, blanked: &str, at: usize) -> bool {
     text[start..end] != blanked[start..end]
 }
 
-/// Does `{{ … }}` open a Handlebars block, partial, inverse or comment somewhere?
+/// Does `{{ … }}` open a Handlebars block, partial, inverse or comment somewhere, or is it
+/// a triple-stash `{{{ … }}}` (Handlebars' unescaped output, which a Go template cannot
+/// write: an action never starts with `{`)?
 fn is_handlebars(bytes: &[u8]) -> bool {
     memchr::memmem::find_iter(bytes, b"{{").any(|at| {
         let rest = &bytes[at + 2..];
+        if rest.first() == Some(&b'{') {
+            return true;
+        }
         let rest = rest.strip_prefix(b"~").unwrap_or(rest).trim_ascii_start();
         match rest.first() {
             Some(b'#' | b'>' | b'^' | b'!') => true,
@@ -197,9 +202,10 @@ fn construct_end(bytes: &[u8], from: usize) -> usize {
 }
 
 /// Blanks `range` of `bytes` (line breaks kept): spaces, which read as a null value, or
-/// `x`s where the construct is a mapping key (`${k}: v`), which must stay a key.
+/// `x`s where the construct is a mapping key (`${k}: v`) or starts one
+/// (`{{{PREFIX}}}/instance-family: inf2`), which must stay a key at its indentation.
 fn blank(bytes: &mut [u8], range: std::ops::Range<usize>) {
-    let fill = if bytes.get(range.end) == Some(&b':') {
+    let fill = if bytes.get(range.end) == Some(&b':') || starts_key(bytes, range.clone()) {
         b'x'
     } else {
         b' '
@@ -209,6 +215,19 @@ fn blank(bytes: &mut [u8], range: std::ops::Range<usize>) {
             *b = fill;
         }
     }
+}
+
+/// Is the construct at `range` the start of a longer token that begins its line's content
+/// (only indentation, or a list item's `- `, before it; something other than a space right
+/// after it)? Blanked to spaces, the rest of the token would move right and out of its
+/// mapping.
+fn starts_key(bytes: &[u8], range: std::ops::Range<usize>) -> bool {
+    let line_start = memchr::memrchr(b'\n', &bytes[..range.start]).map_or(0, |p| p + 1);
+    let before = bytes[line_start..range.start].trim_ascii();
+    let after = bytes.get(range.end);
+    (before.is_empty() || before == b"-")
+        && after
+            .is_some_and(|b| !b.is_ascii_whitespace() && !matches!(b, b'#' | b',' | b'}' | b']'))
 }
 
 #[cfg(test)]
@@ -250,6 +269,67 @@ mod tests {
         assert!(is_handlebars(b"{{> partial}}"));
         assert!(!is_handlebars(b"{{- if .Values.a }}{{/* c */}}{{ end }}"));
         assert_eq!(blank_braces("a: {{{x}}}!"), "a:        !");
+    }
+
+    /// The languages `parse_source` skips the documents of `yaml` as, and its problems.
+    fn skipped_as(yaml: &str) -> (Vec<Template>, usize) {
+        let parsed = crate::parse::parse_source(0, yaml, false, false);
+        let languages = parsed.templates.iter().map(|t| t.2).collect();
+        (languages, parsed.problems.len())
+    }
+
+    /// Handlebars' triple-stash `{{{ … }}}` (unescaped output) as a key prefix, as a value,
+    /// and block helpers on their own lines: a Handlebars template, never a parse error and
+    /// never Helm's (a Go template action cannot start with `{`).
+    #[test]
+    fn handlebars_triple_stash_and_block_helpers_are_handlebars() {
+        let nodepool = "\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {{{NAME}}}
+spec:
+  template:
+    spec:
+      requirements:
+        - key: kubernetes.io/arch
+          operator: In
+          values: [amd64]
+{{#if NEURON}}
+        - key: {{{PREFIX}}}/instance-family
+          operator: In
+          values: [inf2]
+{{/if}}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+";
+        let pod = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: neuron
+spec:
+  nodeSelector:
+    kubernetes.io/arch: amd64
+    {{{PREFIX}}}/instance-family: inf2
+  containers:
+    - name: app
+      image: {{{IMAGE}}}
+";
+        for yaml in [nodepool, pod] {
+            assert_eq!(skipped_as(yaml), (vec![Template::Handlebars], 0), "{yaml}");
+        }
+        assert!(is_handlebars(b"image: {{{IMAGE}}}"));
+    }
+
+    #[test]
+    fn a_construct_starting_a_key_stays_that_key() {
+        assert_eq!(
+            blank_braces("  a: 1\n  {{{P}}}/b: 2\n"),
+            "  a: 1\n  xxxxxxx/b: 2\n"
+        );
+        assert_eq!(blank_braces("- {{x}}-y: 1"), "- xxxxx-y: 1");
+        // A value a template fills in, or one beside other text, stays blank.
+        assert_eq!(blank_braces("a: {{x}}-y"), "a:      -y");
     }
 
     #[test]

@@ -61,9 +61,12 @@ pub struct PodRow {
     /// of a later round waits for the nodes of the rounds before it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
-    /// When pending: the kind of the first NodePool's failure, in Karpenter's order; when
-    /// scheduled in a later round, the kind that kept it Pending in the first.
+    /// When pending: the kind of the first NodePool's failure, in Karpenter's order.
     pub kind: Option<&'static str>,
+    /// When it was Pending after the first round (scheduled in a later one, or still
+    /// Pending): the kind of its failure then, what Karpenter's first `Solve` reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_round: Option<&'static str>,
 }
 
 /// One NodePool's refusal of a pending pod.
@@ -82,7 +85,7 @@ pub struct PoolRefusal {
 pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
     let w = o.workload()?;
     let spec = w.pod_spec()?;
-    let req = crate::karpenter::pod::requests(o, spec, sim.version()).total;
+    let req = sim.admitted().requests(o, spec, sim.version()).total;
     let mut row = PlanRow {
         object: ObjectRef::of(o),
         file: String::new(),
@@ -169,6 +172,7 @@ fn pod_row(sim: &Simulator, existing: &Existing, replica: usize, pod: PodOutcome
             node_group: Some(existing.group(group).name.clone()),
             round: None,
             kind: None,
+            first_round: None,
         },
         PodOutcome::Scheduled {
             pool,
@@ -180,15 +184,17 @@ fn pod_row(sim: &Simulator, existing: &Existing, replica: usize, pod: PodOutcome
             nodepool: Some(sim.pools[pool].name.clone()),
             node_group: None,
             round: Some(round),
-            kind: waited,
+            kind: None,
+            first_round: waited,
         },
-        PodOutcome::Pending(first) => PodRow {
+        PodOutcome::Pending(first, after_first) => PodRow {
             replica,
             outcome: "pending",
             nodepool: None,
             node_group: None,
             round: None,
             kind: Some(first.map_or("no-nodepool", |(_, f)| f.kind())),
+            first_round: after_first,
         },
     }
 }

@@ -182,27 +182,21 @@ fn blocking_pdb(
                 "keeps every pod available".to_string(),
             )
         } else {
-            let n: i64 = v.parse().ok()?;
-            // Only workloads that state their replicas and that no autoscaler scales are
-            // judged.
-            let mut total = 0i64;
-            for w in workloads {
-                if autoscaled(w, cx) {
-                    return None;
-                }
-                total += match w.kind {
-                    Kind::Pod => 1,
-                    _ => replicas(w)?,
-                };
-            }
-            if workloads.is_empty() || total == 0 || n < total {
+            let min = IntOrPercent::parse(v)?;
+            let total = judged_pods(workloads, min, cx)?;
+            let desired = min.scaled(total);
+            if desired < total {
                 return None;
             }
-            (
-                obj.span(m),
-                format!("minAvailable: {n}"),
-                format!("requires {n} available pod(s) and the selected workloads run {total}"),
-            )
+            let why = match min {
+                IntOrPercent::Int(n) => {
+                    format!("requires {n} available pod(s) and the selected workloads run {total}")
+                }
+                IntOrPercent::Percent(_) => format!(
+                    "requires {v} of the {total} pod(s) the selected workloads run, which rounds up to {desired}"
+                ),
+            };
+            (obj.span(m), format!("minAvailable: {v}"), why)
         }
     } else {
         return None;
@@ -233,6 +227,52 @@ fn blocking_pdb(
         );
     }
     Some(f)
+}
+
+/// A budget's `minAvailable` or `maxUnavailable`: a number of pods or a percentage of the
+/// pods its selected controllers expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IntOrPercent {
+    Int(i64),
+    Percent(i64),
+}
+
+impl IntOrPercent {
+    /// `2` or `"90%"`; anything else (which the API server rejects) is `None`.
+    fn parse(v: &str) -> Option<IntOrPercent> {
+        match v.strip_suffix('%') {
+            Some(p) => p.parse().ok().map(IntOrPercent::Percent),
+            None => v.parse().ok().map(IntOrPercent::Int),
+        }
+    }
+
+    /// The number of pods it stands for out of `total`, a percentage rounded up, as the
+    /// disruption controller scales both fields (`intstr.GetScaledValueFromIntOrPercent`
+    /// with `roundUp` true, `pkg/controller/disruption` `getExpectedPodCount`).
+    fn scaled(self, total: i64) -> i64 {
+        match self {
+            IntOrPercent::Int(n) => n,
+            IntOrPercent::Percent(p) => p.saturating_mul(total).saturating_add(99).div_euclid(100),
+        }
+    }
+}
+
+/// The pods of the budget's workloads when all are known: workloads that state their
+/// replicas and that no autoscaler scales. A bare Pod counts one for an integer; a
+/// percentage scales over the pods' controllers, which a bare Pod lacks, so it is not
+/// judged then.
+fn judged_pods(workloads: &[&WorkloadFacts], min: IntOrPercent, cx: &Context) -> Option<i64> {
+    let mut total = 0i64;
+    for w in workloads {
+        if autoscaled(w, cx) {
+            return None;
+        }
+        total += match (w.kind, min) {
+            (Kind::Pod, IntOrPercent::Int(_)) => 1,
+            _ => replicas(w)?,
+        };
+    }
+    (total > 0).then_some(total)
 }
 
 /// A later PDB selecting pods an earlier one selects: Karpenter cannot evict them.
@@ -440,4 +480,28 @@ fn blocking_budget(obj: &Object, np: &NodePool) -> Option<Finding> {
         .label("allows no voluntary disruption, at any time")
         .help("give the budget a `schedule` and `duration` for the window when disruption must stop, limit it to some `reasons`, or allow at least one node (`nodes: \"1\"`)"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IntOrPercent;
+
+    /// apimachinery `intstr` `TestGetScaledValueFromIntOrPercent` (the `roundUp` rows the
+    /// disruption controller uses), with the budgets of three pods from its tests.
+    #[test]
+    fn get_scaled_value_from_int_or_percent_rounds_up() {
+        for (value, total, want) in [
+            ("90%", 3, 3),
+            ("50%", 3, 2),
+            ("10%", 3, 1),
+            ("50%", 1, 1),
+            ("0%", 3, 0),
+            ("100%", 3, 3),
+            ("2", 3, 2),
+        ] {
+            let got = IntOrPercent::parse(value).map(|v| v.scaled(total));
+            assert_eq!(got, Some(want), "{value} of {total}");
+        }
+        assert_eq!(IntOrPercent::parse("half"), None);
+    }
 }

@@ -1,6 +1,6 @@
 //! `missing-device-plugin`: pods request an extended resource that only a device plugin
 //! registers on the node (NVIDIA GPUs, AWS Neuron, branch ENIs for security groups per
-//! pod), and nothing in the tree or context runs that plugin. Karpenter launches the node
+//! pod, EFA interfaces), and nothing in the tree or context runs that plugin. Karpenter launches the node
 //! from its instance-type table, but the resource never appears and the pod stays Pending.
 
 use super::{Context, Findings, Placed, Rule, Unless};
@@ -13,7 +13,7 @@ declare_rule!(
     MissingDevicePlugin,
     "missing-device-plugin",
     Warning,
-    "pods request nvidia.com/gpu, Neuron or pod-eni resources and no device plugin in the tree registers them"
+    "pods request nvidia.com/gpu, Neuron, pod-eni or EFA resources and no device plugin in the tree registers them"
 );
 
 /// A resource and the agent that registers it.
@@ -69,6 +69,13 @@ const DEVICES: &[Device] = &[
         },
         install: "set `ENABLE_POD_ENI=true` on the VPC CNI (`aws-node` DaemonSet or the add-on configuration) and pass its manifest with --context",
     },
+    Device {
+        resource: |r| r == "vpc.amazonaws.com/efa",
+        agent: "the EFA device plugin",
+        addon: "efa-device-plugin",
+        provides: |o| images_or_name(o, &["efa-k8s-device-plugin", "efa-device-plugin"]),
+        install: "install the EFA device plugin DaemonSet (Helm chart `aws-efa-k8s-device-plugin` from eks-charts), or pass its manifest with --context",
+    },
 ];
 
 impl Rule for MissingDevicePlugin {
@@ -98,7 +105,8 @@ impl Rule for MissingDevicePlugin {
             // EKS Auto Mode ships the NVIDIA and Neuron plugins; Bottlerocket's NVIDIA
             // variants include the NVIDIA one; `cluster.addons` declares those installed
             // outside the manifests.
-            let built_in = (pool.np.is_eks_auto_mode() && key.value != "vpc.amazonaws.com/pod-eni")
+            let built_in = (pool.np.is_eks_auto_mode()
+                && matches!(d.addon, "nvidia-device-plugin" | "neuron-device-plugin"))
                 || (key.value == "nvidia.com/gpu"
                     && pool.node_class_known
                     && pool.family == AmiFamily::Bottlerocket)

@@ -280,9 +280,11 @@ macro_rules! rules {
 rules! {
     mod consolidation_blocked::ConsolidationBlocked,
     mod deprecated_karpenter_api::DeprecatedKarpenterApi,
+    mod duplicate_object::DuplicateObject,
     mod in_tree_storage_plugin::InTreeStoragePlugin,
     scheduling::IncompatibleRequirements,
     mod karpenter_label_on_static_node::KarpenterLabelOnStaticNode,
+    mod limit_range_violation::LimitRangeViolation,
     mod missing_csi_startup_taint::MissingCsiStartupTaint,
     mod missing_device_plugin::MissingDevicePlugin,
     mod missing_limit_range::MissingLimitRange,

@@ -181,13 +181,13 @@ fn first_node_overflow(
     let pods = scheduler::solve(sim, std::slice::from_ref(&pending), &mut Default::default()).pop()?;
     let scheduled = |p: &PodOutcome| match p {
         PodOutcome::Scheduled { pool, .. } => Some(*pool),
-        PodOutcome::Pending(_) | PodOutcome::OnExistingNode { .. } => None,
+        PodOutcome::Pending(..) | PodOutcome::OnExistingNode { .. } => None,
     };
     let pool = pods.iter().find_map(scheduled)?;
     let placed = pods.iter().filter_map(scheduled).count() as i64;
     // Only the affinity term keeps the rest off new nodes; other failures are others' rules.
     pods.iter().find(|p| {
-        matches!(p, PodOutcome::Pending(Some((_, f))) if f.kind() == "topology")
+        matches!(p, PodOutcome::Pending(Some((_, f)), _) if f.kind() == "topology")
     })?;
     let nodepool = &sim.pools[pool].name;
     Some(

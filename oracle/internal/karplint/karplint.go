@@ -24,15 +24,15 @@ type Object struct {
 	Namespace string `json:"namespace"`
 }
 
-// PodRow is one replica's verdict, when karplint packs replicas. Round is the provisioning
-// round that placed it (karplint goes on to a fixed point); Kind, for a pod placed after the
-// first round, is what kept it Pending in the first.
+// PodRow is one replica's verdict, when karplint packs replicas. karplint goes on to a
+// fixed point; FirstRound, for a pod Pending after the first round (placed in a later one or
+// never), is the kind of its failure then.
 type PodRow struct {
-	Replica  int     `json:"replica"`
-	Outcome  string  `json:"outcome"`
-	NodePool *string `json:"nodepool"`
-	Round    int     `json:"round"`
-	Kind     string  `json:"kind"`
+	Replica    int     `json:"replica"`
+	Outcome    string  `json:"outcome"`
+	NodePool   *string `json:"nodepool"`
+	Kind       string  `json:"kind"`
+	FirstRound string  `json:"first_round"`
 }
 
 // Failure is one NodePool's error, in the order Karpenter tries the NodePools.
@@ -190,12 +190,11 @@ func fillFromRow(v *verdict.Pod, r Row) {
 
 func fillFromPod(v *verdict.Pod, r Row, p PodRow) {
 	v.Outcome = outcome(p.Outcome)
-	// Karpenter's side runs one provisioning round: a pod karplint places in a later round
-	// was Pending after the first.
-	if v.Outcome == verdict.Scheduled && p.Round > 1 {
+	// Karpenter's side runs one provisioning round: compare what karplint decided after
+	// the first.
+	if p.FirstRound != "" {
 		v.Outcome = verdict.Pending
-		v.Failures = []verdict.Failure{{Kind: p.Kind}}
-		return
+		p.Kind = p.FirstRound
 	}
 	if p.NodePool != nil && v.Outcome == verdict.Scheduled {
 		v.NodePool = *p.NodePool

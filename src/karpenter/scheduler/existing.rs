@@ -131,16 +131,17 @@ fn daemon_share(
         let Some(spec) = ds.workload().and_then(|w| w.pod_spec()) else {
             continue;
         };
-        let Some(attempt) = pod::attempts(ds, spec).ok().and_then(|mut a| a.pop()) else {
+        let admitted = &sim.admitted;
+        let Some(attempt) = admitted.attempts(ds, spec).ok().and_then(|mut a| a.pop()) else {
             continue;
         };
-        let tolerations = pod::tolerations(spec, sim.admission);
+        let tolerations = admitted.tolerations(ds, spec, sim.admission);
         let runs =
             group.taints.iter().all(|t| {
                 t.effect == Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)
             }) && group.matches(&attempt.requirements, catalog);
         if runs {
-            requests.add(&pod::requests(ds, spec, sim.version).total);
+            requests.add(&admitted.requests(ds, spec, sim.version).total);
             ports.extend(pod::host_ports(spec));
         }
     }

@@ -79,7 +79,7 @@ fn placed(yaml: &str) -> Vec<Vec<Option<String>>> {
             pods.into_iter()
                 .map(|p| match p {
                     PodOutcome::Scheduled { pool, .. } => Some(names[pool].clone()),
-                    PodOutcome::Pending(_) | PodOutcome::OnExistingNode { .. } => None,
+                    PodOutcome::Pending(..) | PodOutcome::OnExistingNode { .. } => None,
                 })
                 .collect()
         })
@@ -402,7 +402,7 @@ fn topology_add_requirements_leaves_disjoint_domains_to_the_nodeclaim() {
     let kinds: Vec<&str> = (outcomes[0].iter())
         .map(|p| match p {
             PodOutcome::Scheduled { .. } | PodOutcome::OnExistingNode { .. } => "schedules",
-            PodOutcome::Pending(first) => first.as_ref().map_or("none", |(_, f)| f.kind()),
+            PodOutcome::Pending(first, _) => first.as_ref().map_or("none", |(_, f)| f.kind()),
         })
         .collect();
     assert_eq!(

@@ -20,7 +20,7 @@ use super::{Context, Placed, RuleMeta};
 use crate::diagnostic::Finding;
 use crate::facts::{Batched, Scheduling, WorkloadFacts, Workloads};
 use crate::karpenter::sim::{Failure, NO_NODEPOOL_LEFT, PoolFailure, Simulator, Stage, Verdict};
-use crate::karpenter::{pod, taints};
+use crate::karpenter::taints;
 use crate::model::{Object, Span};
 use crate::quantity::Quantity;
 
@@ -343,17 +343,18 @@ fn more_pools(n: usize) -> String {
 /// (when karplint knows it: the reported allocatable or the instance type's; otherwise it
 /// is assumed to fit). Such a pod is not Pending even when no NodePool takes it.
 pub(crate) fn static_capacity_takes(cx: &Context, obj: &Object) -> bool {
-    if cx.cluster.node_groups.is_empty() {
+    let (Some(sim), false) = (&cx.sim, cx.cluster.node_groups.is_empty()) else {
         return false;
-    }
+    };
     let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
         return false;
     };
-    let Ok(attempts) = pod::attempts(obj, spec) else {
+    let admitted = sim.admitted();
+    let Ok(attempts) = admitted.attempts(obj, spec) else {
         return false;
     };
-    let tolerations = pod::tolerations(spec, cx.cluster.admission);
-    let requests = pod::requests(obj, spec, cx.cluster.karpenter).total;
+    let tolerations = admitted.tolerations(obj, spec, cx.cluster.admission);
+    let requests = admitted.requests(obj, spec, cx.cluster.karpenter).total;
     cx.cluster.node_groups.iter().any(|g| {
         g.taints.iter().all(|t| {
             t.effect == taints::Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)
