@@ -579,20 +579,24 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     }
 
     /// The next round's topology: every group made afresh, counting the pods on the
-    /// launched nodes.
+    /// launched nodes. A batch none of whose pods has a topology term has nothing to count.
     fn settle_topology(&mut self, workloads: &[PendingWorkload]) {
+        let has_terms = |w: &PendingWorkload| {
+            !w.inverse.is_empty() || w.steps.iter().any(|s| !s.terms.is_empty())
+        };
+        if !workloads.iter().any(has_terms) {
+            return;
+        }
         let (mut topology, owned) = fresh_topology(self.sim, workloads);
         for claim in &self.claims {
             let pool = &self.sim.pools[claim.pool];
-            for &w in &claim.workloads {
-                topology.settle(topology::Settled {
-                    workload: w,
-                    requirements: claim.requirements.clone(),
-                    hostname: claim.hostname.clone(),
-                    taints: pool.taints.iter().map(|(t, _)| t.clone()).collect(),
-                    flavor: pool.flavor,
-                });
-            }
+            topology.settle(topology::Settled {
+                workloads: claim.workloads.clone(),
+                requirements: claim.requirements.clone(),
+                hostname: claim.hostname.clone(),
+                taints: pool.taints.iter().map(|(t, _)| t.clone()).collect(),
+                flavor: pool.flavor,
+            });
         }
         self.topology = topology;
         self.owned = owned;

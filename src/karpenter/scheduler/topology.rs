@@ -516,16 +516,16 @@ pub struct Topology {
     inverse_selecting: Vec<Vec<usize>>,
     /// The domains of each key over every NodePool (`domainGroups`).
     universes: HashMap<String, BTreeMap<String, Vec<Vec<Taint>>>>,
-    /// The pods on nodes launched in earlier rounds: every group counts them, those made
+    /// The nodes launched in earlier rounds: every group counts their pods, groups made
     /// later too (`countDomains` reads the cluster's pods).
     settled: Vec<Settled>,
 }
 
-/// A pod on a launched node: its workload and the node's requirements, hostname, taints and
-/// label flavour.
+/// A launched node: the workload of each pod on it, and the node's requirements,
+/// hostname, taints and label flavour.
 #[derive(Debug, Clone)]
 pub struct Settled {
-    pub workload: usize,
+    pub workloads: Vec<usize>,
     pub requirements: Requirements,
     pub hostname: String,
     pub taints: Vec<Taint>,
@@ -641,11 +641,13 @@ impl Topology {
                 continue;
             }
             let mut group = self.group(sim, term, tolerations);
-            for p in &self.settled {
+            for node in &self.settled {
                 if group.term.key == LABEL_HOSTNAME {
-                    group.register(&p.hostname);
+                    group.register(&node.hostname);
                 }
-                group.record_pod(&self.pods[p.workload], p);
+                for &w in &node.workloads {
+                    group.record_pod(&self.pods[w], node);
+                }
             }
             let g = self.groups.len();
             for (w, pod) in self.pods.iter().enumerate() {
@@ -710,18 +712,13 @@ impl Topology {
         Ok(out)
     }
 
-    /// A pod on a node launched in an earlier round, counted by every group that selects
-    /// it, now and when one is made later.
-    pub fn settle(&mut self, p: Settled) {
-        let taints = p.taints.clone();
-        self.add(
-            p.workload,
-            &p.requirements,
-            &p.hostname,
-            taints.iter(),
-            p.flavor,
-        );
-        self.settled.push(p);
+    /// A node launched in an earlier round: its pods are counted by every group that
+    /// selects them, now and when one is made later.
+    pub fn settle(&mut self, node: Settled) {
+        for &w in &node.workloads {
+            self.add(w, &node.requirements, &node.hostname, node.taints.iter(), node.flavor);
+        }
+        self.settled.push(node);
     }
 
     /// `NodeClaim.Add`: the NodeClaim's hostname becomes a domain of every hostname group

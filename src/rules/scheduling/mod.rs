@@ -182,9 +182,21 @@ pub(crate) fn batch_findings(
     }
 }
 
+/// The rules that report a pod Karpenter would leave Pending.
+const SCHEDULING_RULES: [&str; 7] = [
+    incompatible_requirements::META.id,
+    no_instance_type_fits::META.id,
+    replicas_exceed_capacity::META.id,
+    super::restricted_label_selector::META.id,
+    super::unsatisfiable_pod_affinity::META.id,
+    super::unsatisfiable_topology_spread::META.id,
+    untolerated_taint::META.id,
+];
+
 /// [`batch_findings`] for one workload: on its replicas, with Karpenter's words for the
-/// first Pending replica and the NodePool it names. A finding of the same rule that the
-/// per-template analysis made already names the field to change, and stands alone.
+/// first Pending replica and the NodePool it names. A workload the per-template analysis
+/// already reported under a scheduling rule (which names the field to change) gets no
+/// second finding from the batch.
 fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Option<Finding> {
     let b = w.batch.as_ref()?;
     // A pod no NodePool takes is reported by the per-template analysis, unless a static
@@ -194,7 +206,8 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
         Scheduling::Pending => w.static_capacity,
         Scheduling::Unknown | Scheduling::NotProvisioned => false,
     };
-    if b.pending == 0 || w.context || !judged_alone || w.reported.contains(&rule_meta.id) {
+    let reported = (w.reported.iter()).any(|r| SCHEDULING_RULES.contains(r));
+    if b.pending == 0 || w.context || !judged_alone || reported {
         return None;
     }
     let limits = b.first.as_ref().is_some_and(|f| limits_cause(w, sim, f));
