@@ -716,7 +716,13 @@ impl Topology {
     /// selects them, now and when one is made later.
     pub fn settle(&mut self, node: Settled) {
         for &w in &node.workloads {
-            self.add(w, &node.requirements, &node.hostname, node.taints.iter(), node.flavor);
+            self.add(
+                w,
+                &node.requirements,
+                &node.hostname,
+                node.taints.iter(),
+                node.flavor,
+            );
         }
         self.settled.push(node);
     }
