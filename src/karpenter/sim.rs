@@ -529,6 +529,32 @@ impl<'a, 'c> Simulator<'a, 'c> {
         })
     }
 
+    /// The failure a Pending pod's finding leads with: the NodePool the pod was meant for,
+    /// when its `nodeSelector` names a label (other than a well-known one) that exactly one
+    /// NodePool's template sets to that value, whichever pool came closer; otherwise the
+    /// closest pool (`failures` come closest first).
+    pub fn headline<'f>(
+        &self,
+        spec: &PodSpec,
+        failures: &'f [PoolFailure],
+    ) -> Option<&'f PoolFailure> {
+        let meant: std::collections::BTreeSet<usize> = (spec.node_selector.iter())
+            .filter(|(k, _)| !super::requirements::is_well_known(k))
+            .flat_map(|(k, v)| {
+                (self.pools.iter().enumerate())
+                    .filter(move |(_, p)| {
+                        p.requirements.get(k).is_some_and(|r| {
+                            r.operator() == super::requirements::Operator::In && r.has(v)
+                        })
+                    })
+                    .map(|(i, _)| i)
+            })
+            .collect();
+        let only = (meant.len() == 1).then(|| meant.first().copied()).flatten();
+        only.and_then(|i| failures.iter().find(|f| f.pool == i))
+            .or_else(|| failures.first())
+    }
+
     /// What Karpenter would do with the pod template of `obj`.
     /// `exhaustive` counts every fitting instance type (for `plan`); otherwise the first
     /// one that fits settles where the pod goes.

@@ -131,7 +131,7 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         }
         Verdict::Pending(f) => {
             row.outcome = "pending";
-            row.reason = f.first().map(|f| {
+            row.reason = sim.headline(spec, f).map(|f| {
                 let nodepool = &sim.pools[f.pool].name;
                 format!(
                     "NodePool \"{nodepool}\": {}",

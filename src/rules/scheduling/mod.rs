@@ -84,7 +84,8 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     let (Some(sim), Some(Verdict::Pending(failures))) = (&cx.sim, o.verdict()) else {
         return None;
     };
-    let first = failures.first()?;
+    let spec = obj.workload().and_then(|w| w.pod_spec())?;
+    let first = sim.headline(spec, failures)?;
     let stage = first.failure.stage();
     if rule(stage) != rule_meta.id || static_capacity_takes(cx, obj) {
         return None;
@@ -98,7 +99,7 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     );
     let Advice { label, mut help } = advice(&first.failure, &pool.name);
     // A tainted pool that got no further is often the intended one (a GPU pool).
-    let tainted = failures.iter().skip(1).find(|f| {
+    let tainted = failures.iter().filter(|f| f.pool != first.pool).find(|f| {
         stage != Stage::Taints
             && matches!(
                 f.failure,
