@@ -269,7 +269,7 @@ pub fn discover(dir: &Path) -> Option<PathBuf> {
 pub fn load(path: &Path, known_rules: &[&str], max: u64) -> Result<Config, Box<ConfigError>> {
     let io = |message: String| {
         Box::new(ConfigError::Io {
-            path: printable(path),
+            path: crate::discover::printable(path),
             message,
         })
     };
@@ -285,20 +285,6 @@ pub fn load(path: &Path, known_rules: &[&str], max: u64) -> Result<Config, Box<C
         Err(e) if !stays_in_repository(path) => Err(redact(e, path, &text)),
         parsed => parsed,
     }
-}
-
-/// A path as an error names it: control characters written as `\u{XX}`, so that a file
-/// name cannot drive the terminal.
-fn printable(path: &Path) -> String {
-    let mut out = String::new();
-    for c in path.display().to_string().chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The error for a file that does not parse as YAML at all (a key file, a token list):
@@ -317,7 +303,7 @@ fn not_yaml(path: &Path, text: &str) -> Option<Box<ConfigError>> {
         .location()
         .map_or((1, 1), |l| (l.line() as usize, l.column() as usize));
     Some(Box::new(ConfigError::Unquoted {
-        path: printable(path),
+        path: crate::discover::printable(path),
         what: "not a YAML config (a YAML syntax error)".into(),
         line,
         column,
@@ -358,7 +344,7 @@ fn redact(e: Box<ConfigError>, path: &Path, text: &str) -> Box<ConfigError> {
         other => format!("invalid config ({other})"),
     };
     Box::new(ConfigError::Unquoted {
-        path: printable(path),
+        path: crate::discover::printable(path),
         what,
         line,
         column,
@@ -369,7 +355,7 @@ fn redact(e: Box<ConfigError>, path: &Path, text: &str) -> Box<ConfigError> {
 /// Validates the text of a config file read from `path`.
 pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Box<ConfigError>> {
     let src = ConfigSource {
-        name: printable(path),
+        name: crate::discover::printable(path),
         text,
     };
     if let Some(offset) = text

@@ -50,6 +50,20 @@ pub enum DiscoverError {
     Glob { glob: String, message: String },
 }
 
+/// A path as an error or note names it: control characters written as `\u{XX}`, so that a
+/// file name cannot drive the terminal (the stages below the report name paths too).
+pub fn printable(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.display().to_string().chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The `--include`/`--exclude` globs (or the config's). Each remembers whether it matched
 /// any path, so that a glob that matched nothing (a typo, a directory since renamed) can be
 /// named in a note; the clones a walk makes share that record.

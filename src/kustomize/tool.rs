@@ -96,7 +96,7 @@ impl Tool {
             Chosen::Flag => "--kustomize-bin",
             Chosen::Config => "kustomizeBin",
         };
-        let shown = printable(program);
+        let shown = crate::discover::printable(program);
         if !is_executable(program) {
             return Err(ToolError::NotExecutable {
                 source_of,
@@ -127,7 +127,7 @@ impl Tool {
     /// `/usr/local/bin/kustomize build`: the program's full path, so the run says which
     /// binary rendered it.
     pub fn describe(&self) -> String {
-        let program = printable(&self.program);
+        let program = crate::discover::printable(&self.program);
         format!("{program} {}", self.verb)
     }
 
@@ -146,20 +146,6 @@ impl Tool {
         sandbox_env(&mut command, dir, &self.path);
         command
     }
-}
-
-/// A path as a message shows it, its control characters written as `\u{XX}` (this stage
-/// sits below the report's escaping).
-fn printable(p: &Path) -> String {
-    let mut out = String::new();
-    for c in p.display().to_string().chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The tool's environment: nothing of karplint's but the trusted `PATH`, a home of its own
