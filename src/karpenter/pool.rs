@@ -312,6 +312,15 @@ pub struct Pool<'a, 'c> {
     pub reservations: bool,
 }
 
+/// See [`Pool::exclusion`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exclusion {
+    /// No instance type of the catalog meets this requirement.
+    Alone(Requirement),
+    /// Each is met by some instance type, never both by one.
+    Pair(Requirement, Requirement),
+}
+
 /// See [`Pool::template_key`]. The shared tables are compared by address: pools that share
 /// one were built from equal settings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -664,6 +673,28 @@ impl<'a, 'c> Pool<'a, 'c> {
             index: i,
             table: &self.allocatable,
         }
+    }
+
+    /// What leaves no instance type for `requirements` (the pool's with a pod's added), in
+    /// the terms a user fixes: a requirement that no type of the catalog meets on its own
+    /// (`instance-family In [c6x m7z]`), else the first two that no type meets together.
+    /// `None` when only three or more exclude each other. A type meets requirements as
+    /// the instance-type stage judges it (`Requirements.Intersects` per key), so one
+    /// requirement that fails alone or a pair that fails together is the cause.
+    pub fn exclusion(&self, requirements: &Requirements) -> Option<Exclusion> {
+        let rows = &self.type_requirements.requirements;
+        let met = |reqs: &Requirements| (0..rows.len()).any(|i| rows.row(i).intersects_ok(reqs));
+        let of =
+            |rs: &[&Requirement]| -> Requirements { rs.iter().map(|r| (*r).clone()).collect() };
+        let all: Vec<&Requirement> = requirements.iter().collect();
+        if let Some(r) = all.iter().find(|r| !met(&of(&[r]))) {
+            return Some(Exclusion::Alone((*r).clone()));
+        }
+        all.iter().enumerate().find_map(|(i, a)| {
+            (all[i + 1..].iter())
+                .find(|b| !met(&of(&[a, b])))
+                .map(|b| Exclusion::Pair((*a).clone(), (*b).clone()))
+        })
     }
 
     /// Instance types the NodePool requirements allow on which a pod can fit, in catalog

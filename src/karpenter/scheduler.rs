@@ -736,7 +736,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             let pns = step.attempt.tolerates_prefer_no_schedule;
             (sim.pools.iter())
                 .map(|p| {
-                    sim::first_untolerated(&pod.tolerations, &p.taints, pns).is_none()
+                    !sim::any_untolerated(&pod.tolerations, &p.taints, pns)
                         && p.requirements.intersects_ok(&step.attempt.requirements)
                 })
                 .collect()
@@ -798,7 +798,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let pool = &self.sim.pools[claim.pool];
         let pns = attempt.tolerates_prefer_no_schedule;
         if !claim.has_room_for(&pod.requests.total)
-            || sim::first_untolerated(&pod.tolerations, &pool.taints, pns).is_some()
+            || sim::any_untolerated(&pod.tolerations, &pool.taints, pns)
             || !claim
                 .requirements
                 .compatible_with_ok(&attempt.requirements, pool.flavor)

@@ -16,7 +16,7 @@
 
 use super::catalog::Catalog;
 use super::pod::{self, Attempt, HostPort, Ignored, Requests};
-use super::pool::{Pool, PoolType};
+use super::pool::{Exclusion, Pool, PoolType};
 use super::requirements::{Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
 use super::version::KarpenterVersion;
@@ -111,7 +111,7 @@ struct DaemonSetPod<'a> {
 /// DaemonSets run where they tolerate the taints (startup taints aside) and their
 /// requirements fit the template (karpenter-model §6.4; core `isDaemonPodCompatible`).
 fn daemon_runs_on(pool: &Pool, tolerations: &[Toleration], attempt: &Attempt) -> bool {
-    first_untolerated(tolerations, &pool.taints, true).is_none()
+    !any_untolerated(tolerations, &pool.taints, true)
         && (pool.requirements).compatible_with_ok(&attempt.requirements, pool.flavor)
 }
 
@@ -265,18 +265,30 @@ fn fits_with(
     needed.iter().all(|(k, _)| ok(k)) && overhead.iter().all(|(k, _)| ok(k))
 }
 
-/// The first taint of `taints` the `tolerations` do not tolerate. PreferNoSchedule taints
-/// count unless `prefer_no_schedule_tolerated`: a pod must tolerate them until Karpenter's
-/// last relaxation (karpenter-model §3.4), a DaemonSet never (karpenter-model §6.4).
-pub(super) fn first_untolerated(
-    tolerations: &[Toleration],
-    taints: &[(Taint, Span)],
+/// The taints of `taints` the `tolerations` do not tolerate, in order (`Taints.Tolerates`).
+/// PreferNoSchedule taints count unless `prefer_no_schedule_tolerated`: a pod must tolerate
+/// them until Karpenter's last relaxation (karpenter-model §3.4), a DaemonSet never
+/// (karpenter-model §6.4).
+fn untolerated<'t>(
+    tolerations: &'t [Toleration],
+    taints: &'t [(Taint, Span)],
     prefer_no_schedule_tolerated: bool,
-) -> Option<usize> {
-    taints.iter().position(|(t, _)| {
+) -> impl Iterator<Item = &'t Taint> {
+    taints.iter().map(|(t, _)| t).filter(move |t| {
         let relaxed = prefer_no_schedule_tolerated && t.effect == Effect::PreferNoSchedule;
         !relaxed && !taints::is_tolerated(tolerations, t)
     })
+}
+
+/// Whether some taint of `taints` is not tolerated ([`untolerated`]).
+pub(super) fn any_untolerated(
+    tolerations: &[Toleration],
+    taints: &[(Taint, Span)],
+    prefer_no_schedule_tolerated: bool,
+) -> bool {
+    untolerated(tolerations, taints, prefer_no_schedule_tolerated)
+        .next()
+        .is_some()
 }
 
 impl<'a, 'c> Simulator<'a, 'c> {
@@ -674,8 +686,8 @@ impl<'a, 'c> Simulator<'a, 'c> {
             requirements
         };
         let (pool_span, pod_span) = match &mut failure {
-            Failure::Taint { taint, .. } => {
-                let span = pool.taints.iter().find(|(t, _)| t == &*taint);
+            Failure::Taint { taints, .. } => {
+                let span = (pool.taints.iter()).find(|(t, _)| taints.first() == Some(t));
                 let span = span.map_or_else(|| pool.name_span(), |(_, s)| *s);
                 (span, pod.tolerations_span)
             }
@@ -683,9 +695,21 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 pool.requirement_span(e.key()),
                 pod.attempt.spans.get(e.key()).copied(),
             ),
-            Failure::NoTypeMeetsRequirements { requirements } => {
+            Failure::NoTypeMeetsRequirements {
+                requirements,
+                exclusion,
+            } => {
                 *requirements = with_pod();
-                (pool.name_span(), pod.attempt.spans.values().next().copied())
+                *exclusion = pool.exclusion(requirements).map(Box::new);
+                // The pod's side of what leaves no type, else its first requirement.
+                let keys: Vec<&str> = match exclusion.as_deref() {
+                    Some(Exclusion::Alone(r)) => vec![r.key()],
+                    Some(Exclusion::Pair(a, b)) => vec![a.key(), b.key()],
+                    None => vec![],
+                };
+                let span = (keys.iter()).find_map(|k| pod.attempt.spans.get(*k).copied());
+                let span = span.or_else(|| pod.attempt.spans.values().next().copied());
+                (pool.name_span(), span)
             }
             Failure::MinValuesNotMet {
                 requirements, keys, ..
@@ -737,10 +761,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
     fn taints(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
         let pool = &self.pools[i];
         let pns = pod.attempt.tolerates_prefer_no_schedule;
-        let Some(t) = first_untolerated(pod.tolerations, &pool.taints, pns) else {
+        let untolerated: Vec<Taint> = untolerated(pod.tolerations, &pool.taints, pns)
+            .cloned()
+            .collect();
+        if untolerated.is_empty() {
             return Ok(());
-        };
-        let (taint, _) = &pool.taints[t];
+        }
         let tolerate_all = [Toleration {
             key: String::new(),
             operator: taints::TolerationOperator::Exists,
@@ -757,7 +783,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         };
         let fits_if_tolerated = self.outcome(i, &tolerating).is_ok();
         Err(Box::new(Failure::Taint {
-            taint: taint.clone(),
+            taints: untolerated,
             fits_if_tolerated,
         }))
     }
@@ -850,7 +876,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         // Every type that met the requirements either fits or competed for `largest`.
         let Some((t, overhead)) = largest else {
-            return Err(Box::new(Failure::NoTypeMeetsRequirements { requirements }));
+            return Err(Box::new(Failure::NoTypeMeetsRequirements {
+                requirements,
+                exclusion: None,
+            }));
         };
         let mut with = needed;
         with.add(&overhead);

@@ -172,6 +172,13 @@ pub fn untolerated_taint_message(taint: &Taint) -> String {
     format!("did not tolerate taint (taint={taint})")
 }
 
+/// Karpenter's error for every taint of a pool the pod does not tolerate (`Taints.Tolerates`
+/// appends one error per taint with `multierr.Append`, whose message joins them with `; `).
+pub fn untolerated_taints_message(taints: &[Taint]) -> String {
+    let each: Vec<String> = taints.iter().map(untolerated_taint_message).collect();
+    each.join("; ")
+}
+
 /// The narrowest toleration of `taint`: `Equal` with the taint's value, or `Exists` when the
 /// taint has no value, always with the taint's effect.
 pub fn suggested_toleration(taint: &Taint) -> Toleration {

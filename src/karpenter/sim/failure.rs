@@ -4,6 +4,9 @@
 //! configured Karpenter release words them.
 
 use super::super::pod::HostPort;
+use super::super::pool::Exclusion;
+#[cfg(doc)]
+use super::super::pool::Pool;
 use super::super::requirements::{IncompatibleError, Requirements};
 use super::super::taints::{self, Taint};
 use super::super::version::KarpenterVersion;
@@ -36,9 +39,10 @@ pub struct PoolFailure {
 /// What a NodePool's stage found, one variant per way Karpenter rejects a pod.
 #[derive(Debug, Clone)]
 pub enum Failure {
-    /// [`Stage::Taints`]: the pool has a taint the pod does not tolerate.
+    /// [`Stage::Taints`]: the pool has taints the pod does not tolerate: every one of them,
+    /// in the pool's order, as `Taints.Tolerates` gathers them into one error.
     Taint {
-        taint: Taint,
+        taints: Vec<Taint>,
         /// The pool would take the pod if the pod tolerated its taints: only then is the
         /// pool a likely intended home beside another pool's failure.
         fits_if_tolerated: bool,
@@ -50,6 +54,9 @@ pub enum Failure {
     NoTypeMeetsRequirements {
         /// The pool's requirements with the pod's added.
         requirements: Requirements,
+        /// The requirement, or the two, that leave no type ([`Pool::exclusion`]); boxed,
+        /// so that a failure stays small.
+        exclusion: Option<Box<Exclusion>>,
     },
     /// [`Stage::InstanceTypes`]: types meet the requirements, but none has the allocatable
     /// for the requests plus the DaemonSet overhead.
@@ -214,9 +221,9 @@ impl Failure {
             }
         };
         match self {
-            Failure::Taint { taint, .. } => taints::untolerated_taint_message(taint),
+            Failure::Taint { taints, .. } => taints::untolerated_taints_message(taints),
             Failure::Requirements(e) => e.karpenter_message_on(version),
-            Failure::NoTypeMeetsRequirements { requirements } => format!(
+            Failure::NoTypeMeetsRequirements { requirements, .. } => format!(
                 "no instance type met all requirements, requirements={}",
                 requirements.to_string_on(version)
             ),

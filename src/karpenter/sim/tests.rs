@@ -84,8 +84,8 @@ fn each_stage_reports_its_typed_failure() {
             requests: SMALL,
             pod: "",
             expect: |f| {
-                matches!(f, Failure::Taint { taint, fits_if_tolerated: true }
-                    if taint.key == "dedicated" && taint.value == "gpu")
+                matches!(f, Failure::Taint { taints, fits_if_tolerated: true }
+                    if taints.len() == 1 && taints[0].key == "dedicated" && taints[0].value == "gpu")
             },
         },
         Case {

@@ -45,10 +45,10 @@ struct Advice {
 /// The advice of the rule whose stage failed.
 fn advice(failure: &Failure, nodepool: &str) -> Advice {
     match failure {
-        Failure::Taint { taint, .. } => untolerated_taint::advice(taint, nodepool),
+        Failure::Taint { taints, .. } => untolerated_taint::advice(taints, nodepool),
         Failure::Requirements(e) => incompatible_requirements::advice(e, nodepool),
-        Failure::NoTypeMeetsRequirements { .. } => {
-            no_instance_type_fits::no_type_meets_requirements(nodepool)
+        Failure::NoTypeMeetsRequirements { exclusion, .. } => {
+            no_instance_type_fits::no_type_meets_requirements(exclusion.as_deref(), nodepool)
         }
         Failure::NotEnoughResources { largest, .. } => {
             no_instance_type_fits::not_enough_resources(largest, nodepool)
@@ -254,7 +254,9 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
     let pool_span = match shown {
         Failure::ReplicasExceedLimit { resource, .. } => p.limit_spans.get(resource).copied(),
         _ if limits => p.limit_spans.values().next().copied(),
-        Failure::Taint { .. } => p.taints.first().map(|(_, span)| *span),
+        Failure::Taint { taints, .. } => (p.taints.iter())
+            .find(|(t, _)| taints.first() == Some(t))
+            .map(|(_, span)| *span),
         _ => None,
     };
     Some(

@@ -3,6 +3,7 @@
 use super::Advice;
 use crate::diagnostic::Finding;
 use crate::facts::Workloads;
+use crate::karpenter::pool::Exclusion;
 use crate::karpenter::sim::{LargestType, known_resource};
 use crate::rules::{Context, Findings, Placed, Rule, declare_rule};
 
@@ -25,12 +26,22 @@ impl Rule for NoInstanceTypeFits {
     }
 }
 
-/// The pod's selectors and NodePool `nodepool`'s requirements leave no instance type.
-pub(super) fn no_type_meets_requirements(nodepool: &str) -> Advice {
+/// The pod's selectors and NodePool `nodepool`'s requirements leave no instance type:
+/// name the requirement no type meets, or the two no type meets together, when known.
+pub(super) fn no_type_meets_requirements(exclusion: Option<&Exclusion>, nodepool: &str) -> Advice {
+    let cause = match exclusion {
+        Some(Exclusion::Alone(r)) => {
+            format!("no instance type NodePool \"{nodepool}\" can launch has `{r}`; ")
+        }
+        Some(Exclusion::Pair(a, b)) => format!(
+            "no instance type NodePool \"{nodepool}\" can launch has both `{a}` and `{b}`; "
+        ),
+        None => String::new(),
+    };
     Advice {
         label: LABEL,
         help: format!(
-            "the pod's node selectors and NodePool \"{nodepool}\"'s requirements together rule out every instance type; relax one of them"
+            "{cause}the pod's node selectors and NodePool \"{nodepool}\"'s requirements together rule out every instance type; relax one of them"
         ),
     }
 }

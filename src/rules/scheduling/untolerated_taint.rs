@@ -23,14 +23,24 @@ impl Rule for UntoleratedTaint {
     }
 }
 
-/// NodePool `nodepool` has `taint`, which the pod does not tolerate: suggest the narrowest
-/// toleration.
-pub(super) fn advice(taint: &Taint, nodepool: &str) -> Advice {
-    let suggestion = toleration_yaml(&taints::suggested_toleration(taint), 2);
+/// NodePool `nodepool` has `taints` (at least one), which the pod does not tolerate:
+/// suggest the narrowest toleration of each, all in one help, so that one fix takes the
+/// pool.
+pub(super) fn advice(taints: &[Taint], nodepool: &str) -> Advice {
+    let suggestion: String = (taints.iter())
+        .map(|t| toleration_yaml(&taints::suggested_toleration(t), 2))
+        .collect();
+    let (label, these) = match taints {
+        [_] => ("no toleration for this NodePool taint", "this toleration"),
+        _ => (
+            "no toleration for these NodePool taints",
+            "these tolerations",
+        ),
+    };
     Advice {
-        label: "no toleration for this NodePool taint",
+        label,
         help: format!(
-            "if this pod should run on NodePool \"{nodepool}\", add this toleration to the pod spec's `tolerations`:\n{}",
+            "if this pod should run on NodePool \"{nodepool}\", add {these} to the pod spec's `tolerations`:\n{}",
             suggestion.trim_end()
         ),
     }
