@@ -310,6 +310,8 @@ pub struct Pool<'a, 'c> {
     pub family: AmiFamily,
     /// The node class selects capacity reservations: `reserved` offerings may exist.
     pub reservations: bool,
+    /// Per type of [`Pool::types`], whether its capacity is within the pool's `limits`.
+    within_limits: Box<[bool]>,
 }
 
 /// See [`Pool::exclusion`].
@@ -511,7 +513,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             )
         };
         let type_ids = type_reqs.allowing(&reqs);
-        Pool {
+        let mut pool = Pool {
             obj,
             np,
             name,
@@ -529,7 +531,32 @@ impl<'a, 'c> Pool<'a, 'c> {
             node_class_known: nc.is_some(),
             reservations: nc.is_some_and(|c| c.capacity_reservation_selector_terms.is_some()),
             family,
-        }
+            within_limits: Box::new([]),
+        };
+        pool.within_limits = pool.within(&pool.limits);
+        pool
+    }
+
+    /// Per type of [`Pool::types`], whether its capacity is within `remaining` for every
+    /// limited resource but `nodes`: the types Karpenter keeps for a new NodeClaim
+    /// (`filterByRemainingResources`).
+    pub fn within(&self, remaining: &ResourceList) -> Box<[bool]> {
+        let limited: Vec<(&str, Quantity)> =
+            (remaining.iter()).filter(|(k, _)| *k != "nodes").collect();
+        self.types()
+            .map(|t| (limited.iter()).all(|(k, lim)| t.capacity_of(k).is_none_or(|c| c <= *lim)))
+            .collect()
+    }
+
+    /// Whether some usable type (one with no negative allocatable) is within `mask`
+    /// ([`Pool::within`]).
+    pub fn some_usable_type(&self, mask: &[bool]) -> bool {
+        (self.types().zip(mask)).any(|(t, &within)| within && !t.allocatable().any_negative())
+    }
+
+    /// [`Pool::within`] the pool's own limits, computed once.
+    pub fn within_limits(&self) -> &[bool] {
+        &self.within_limits
     }
 
     /// The node template's requirements, each key with the span that defines it: template

@@ -28,9 +28,11 @@ use super::taints::{Effect, Toleration, TolerationOperator};
 use crate::model::workload::{PodSpec, TopologySpreadConstraint};
 use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
+use refusals::Refusals;
 use topology::{GroupType, PodIdentity, Term, Topology};
 
 mod existing;
+mod refusals;
 mod topology;
 
 pub use existing::Existing;
@@ -453,10 +455,10 @@ struct Batch<'s, 'a, 'c> {
     joinable: std::collections::HashMap<(usize, usize), std::rc::Rc<[bool]>>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
-    /// Per pool, whether some type is within what is left of its limits, once asked (reset
-    /// when a NodeClaim spends them): pods that keep failing on a spent pool do not scan
-    /// its types again.
-    within_remaining: Vec<Option<bool>>,
+    /// Per pool, which of its types are within what is left of its limits, and whether
+    /// some usable one is, once asked (reset when a NodeClaim spends them): pods that keep
+    /// failing on a spent pool do not scan its types again.
+    within_remaining: Vec<Option<(Box<[bool]>, bool)>>,
     /// Per pool, how many NodeClaims have spent its limits.
     spent: Vec<u32>,
     /// Per (workload, relaxation step), what each pool is known to decide of a new
@@ -464,6 +466,8 @@ struct Batch<'s, 'a, 'c> {
     /// depends on what is left of the pool's limits alone.
     refused_new: std::collections::HashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
+    /// The refusals a pod may take again without a try.
+    refusals: Refusals,
 }
 
 impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
@@ -486,6 +490,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             spent: vec![0; sim.pools.len()],
             refused_new: std::collections::HashMap::new(),
             memo: OutcomeMemo::default(),
+            refusals: Refusals::default(),
         }
     }
 
@@ -507,7 +512,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 break;
             }
             queue.pop_front();
-            match self.try_schedule(w, &workloads[w]) {
+            let tried = match self.refusals.unchanged(w) {
+                Some(shown) => Err(shown),
+                None => self.try_and_remember(w, &workloads[w]),
+            };
+            match tried {
                 Ok(pool) => {
                     out[w][r] = PodOutcome::Scheduled {
                         pool,
@@ -529,7 +538,83 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 self.forget(w, workloads[w].steps.len());
             }
         }
+        self.words_of_copied(workloads, queue, out);
         placed
+    }
+
+    /// [`Batch::try_schedule`], remembering a refusal that only new NodeClaims and limits
+    /// given back can change ([`Refusals`]).
+    fn try_and_remember(&mut self, w: usize, pod: &PendingWorkload) -> Result<usize, Shown> {
+        let tried = self.try_schedule(w, pod);
+        match &tried {
+            Ok(_) => self.refusals.placed(w),
+            Err(shown) if self.topology_free(w, pod) => {
+                let reach = (!self.refusals.knows(w)).then(|| self.reach(w, pod));
+                self.refusals.refused(w, reach, shown);
+            }
+            Err(_) => {}
+        }
+        tried
+    }
+
+    /// Whether no topology group concerns the pods of workload `w`: none of its own terms,
+    /// and no other pod's anti-affinity selects it.
+    fn topology_free(&self, w: usize, pod: &PendingWorkload) -> bool {
+        pod.inverse.is_empty()
+            && pod.steps.iter().all(|s| s.terms.is_empty())
+            && !self.topology.inversely_selected(w)
+    }
+
+    /// The pools whose NodeClaims a pod of workload `w` may join at some relaxation step.
+    fn reach(&mut self, w: usize, pod: &PendingWorkload) -> Box<[u32]> {
+        let mut reach = vec![false; self.sim.pools.len()];
+        for (k, step) in pod.steps.iter().enumerate() {
+            let joinable = self.joinable_pools((w, k), pod, step);
+            for (any, &j) in reach.iter_mut().zip(joinable.iter()) {
+                *any |= j;
+            }
+        }
+        (reach.iter().enumerate())
+            .filter(|(_, j)| **j)
+            .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
+            .collect()
+    }
+
+    /// The end of a round, when no pod is placed any more: each workload a refusal was
+    /// copied to is tried once again, for the failure its error shows now, which its
+    /// Pending pods take. Nothing that may take it happened since it was refused, so it is
+    /// refused again ([`Refusals`]).
+    fn words_of_copied(
+        &mut self,
+        workloads: &[PendingWorkload],
+        queue: &mut std::collections::VecDeque<(usize, usize)>,
+        out: &mut [Vec<PodOutcome>],
+    ) {
+        for w in self.refusals.take_copied() {
+            let tried = self.try_and_remember(w, &workloads[w]);
+            self.forget(w, workloads[w].steps.len());
+            match tried {
+                Err(first) => {
+                    for pod in out[w].iter_mut() {
+                        if let PodOutcome::Pending(shown, _) = pod {
+                            shown.clone_from(&first.as_deref().cloned());
+                        }
+                    }
+                }
+                // Cannot happen (see `Refusals`); should it, the pod placed leaves the queue.
+                Ok(pool) => {
+                    debug_assert!(false, "a copied refusal of workload {w} did not hold");
+                    if let Some(at) = queue.iter().position(|&(q, _)| q == w) {
+                        let (_, r) = queue.remove(at).unwrap_or((w, 0));
+                        out[w][r] = PodOutcome::Scheduled {
+                            pool,
+                            round: 0,
+                            waited: None,
+                        };
+                    }
+                }
+            }
+        }
     }
 
     /// The end of a round: every NodeClaim planned in it launches the cheapest of the
@@ -627,6 +712,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 self.remaining[i] = left;
                 self.within_remaining[i] = None;
                 self.spent[i] += 1;
+                self.refusals.event(i);
             }
         }
         gave_back
@@ -798,6 +884,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let pool = &self.sim.pools[claim.pool];
         let pns = attempt.tolerates_prefer_no_schedule;
         if !claim.has_room_for(&pod.requests.total)
+            || self.topology.host_refuses(w, owned, &claim.hostname)
             || sim::any_untolerated(&pod.tolerations, &pool.taints, pns)
             || !claim
                 .requirements
@@ -909,6 +996,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 Known::RefusesWhateverTopology if first.is_some() => continue,
                 _ => {}
             }
+            self.within_remaining(i);
             match self.new_claim(i, w, pod, (step, owned), &hostname) {
                 Ok((types, requirements)) => {
                     self.open_claim(i, w, pod, (types, requirements), hostname);
@@ -962,6 +1050,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.remaining[i] = subtract_max(&self.remaining[i], &types);
         self.within_remaining[i] = None;
         self.spent[i] += 1;
+        self.refusals.event(i);
         let requests = self.sim.judged_requests(pool, &pod.requests.total);
         let taints = pool.taints.iter().map(|(t, _)| t);
         self.topology
@@ -987,19 +1076,30 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if let Some(f) = self.sim.gate(i) {
             return Err(Box::new(f.clone()));
         }
-        let pool = &self.sim.pools[i];
-        let remaining = &self.remaining[i];
-        let some_type_left = *self.within_remaining[i].get_or_insert_with(|| {
-            pool.limits.is_empty() || pool.usable_types().any(|t| sim::within(remaining, &t))
-        });
-        if !some_type_left {
+        if !self.within_remaining(i) {
             return Err(Box::new(Failure::AllTypesExceedLimits));
         }
         self.sim
             .claim_stages(i, &self.pod_data(i, pod, &step.attempt))
     }
 
-    /// The pod as the simulator's stages read it, on a new NodeClaim of pool `i`.
+    /// Whether some usable type of pool `i` is within what is left of its limits; the types
+    /// that are, reckoned once per change of its limits.
+    fn within_remaining(&mut self, i: usize) -> bool {
+        let pool = &self.sim.pools[i];
+        let remaining = &self.remaining[i];
+        self.within_remaining[i]
+            .get_or_insert_with(|| {
+                let mask = pool.within(remaining);
+                let left = pool.limits.is_empty() || pool.some_usable_type(&mask);
+                (mask, left)
+            })
+            .1
+    }
+
+    /// The pod as the simulator's stages read it, on a new NodeClaim of pool `i`: the
+    /// types within what is left of its limits are those [`Batch::within_remaining`]
+    /// reckoned last.
     fn pod_data<'d>(
         &'d self,
         i: usize,
@@ -1013,7 +1113,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             requests: &pod.requests,
             host_ports: &pod.host_ports,
             exhaustive: true,
-            remaining: Some(&self.remaining[i]),
+            within: self.within_remaining[i].as_ref().map(|(mask, _)| &mask[..]),
             id: usize::MAX - 1,
             memo: &self.memo,
         }

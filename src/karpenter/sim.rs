@@ -122,19 +122,6 @@ pub fn known_resource(name: &str) -> bool {
         || name == super::catalog::RESOURCE_PRIVATE_IPV4
 }
 
-/// A type whose capacity exceeds any of the pool's limits is never launched (karpenter-model §6.5).
-fn within_limits(pool: &Pool, t: &PoolType) -> bool {
-    within(&pool.limits, t)
-}
-
-/// `t`'s capacity is within `remaining` for every limited resource but `nodes`
-/// (`filterByRemainingResources`).
-pub(super) fn within(remaining: &ResourceList, t: &PoolType) -> bool {
-    remaining
-        .iter()
-        .all(|(k, lim)| k == "nodes" || t.capacity_of(k).is_none_or(|c| c <= lim))
-}
-
 /// What a pool's instance types are offered as: every type in every zone of the cluster
 /// (when karplint knows them), on-demand and spot, and reserved when the node class selects
 /// capacity reservations. The AWS provider derives the types' zone and capacity-type
@@ -227,7 +214,9 @@ fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
     if pool.limits.get("nodes").is_some_and(|n| n.is_zero()) {
         return Some(Failure::NodeLimitsExhausted);
     }
-    if !pool.limits.is_empty() && !pool.usable_types().any(|t| within_limits(pool, &t)) {
+    // A type whose capacity exceeds any of the pool's limits is never launched
+    // (karpenter-model §6.5).
+    if !pool.limits.is_empty() && !pool.some_usable_type(pool.within_limits()) {
         return Some(Failure::AllTypesExceedLimits);
     }
     None
@@ -600,7 +589,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 requests: &requests,
                 host_ports: &host_ports,
                 exhaustive,
-                remaining: None,
+                within: None,
                 id: 2 * k,
                 memo: &memo,
             };
@@ -820,12 +809,10 @@ impl<'a, 'c> Simulator<'a, 'c> {
             }));
         }
         let mut port_taken = None;
-        for t in pool.types() {
+        let within = pod.within.unwrap_or(pool.within_limits());
+        for (t, &within) in pool.types().zip(within) {
             // Types over a limit were filtered out before the pod was tried.
-            let limits = pod.remaining.unwrap_or(&pool.limits);
-            if !within(limits, &t)
-                || (!pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs))
-            {
+            if !within || (!pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs)) {
                 continue;
             }
             if !pod.host_ports.is_empty()
@@ -950,9 +937,9 @@ pub(super) struct PodData<'p> {
     pub(super) host_ports: &'p [HostPort],
     /// Count every fitting instance type (for `plan`).
     pub(super) exhaustive: bool,
-    /// What is left of the pool's limits in a batch ([`super::scheduler`]); `None`: the
-    /// limits themselves.
-    pub(super) remaining: Option<&'p ResourceList>,
+    /// Per type of the pool, whether it is within what is left of the pool's limits in a
+    /// batch ([`super::scheduler`], [`Pool::within`]); `None`: within the limits themselves.
+    pub(super) within: Option<&'p [bool]>,
     /// The pod's variant in [`PodData::memo`]: twice the attempt's number, plus one for the
     /// attempt with every taint tolerated.
     pub(super) id: usize,

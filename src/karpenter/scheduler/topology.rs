@@ -667,6 +667,27 @@ impl Topology {
         !self.inverse_selecting[w].is_empty()
     }
 
+    /// Whether a hostname group the pod of workload `w` owns refuses the NodeClaim
+    /// `hostname` on that hostname's count alone, as [`Topology::add_requirements`] would:
+    /// a NodeClaim's hostname is its single domain, so `nextDomainTopologySpread` refuses it
+    /// once its count (with the pod) passes `maxSkew`, and `nextDomainAntiAffinity` once a
+    /// selected pod is there. A cheap test before the NodeClaim's requirements are built,
+    /// which keeps a hostname spread over many NodeClaims from costing as much per
+    /// NodeClaim as a join.
+    pub fn host_refuses(&self, w: usize, owned: &[usize], hostname: &str) -> bool {
+        let pod = &self.pods[w];
+        (owned.iter().map(|&g| &self.groups[g]))
+            .filter(|g| g.term.key == LABEL_HOSTNAME)
+            .any(|g| {
+                let count = g.domains.get(hostname).copied().unwrap_or(0);
+                match g.term.kind {
+                    GroupType::Spread => count + i64::from(g.term.selects(pod)) > g.term.max_skew,
+                    GroupType::PodAntiAffinity => count > 0,
+                    GroupType::PodAffinity => false,
+                }
+            })
+    }
+
     /// `AddRequirements`: the domains the groups the pod owns (`owned`, from
     /// [`Topology::update`]) and the inverse groups that select it leave on a NodeClaim
     /// with `node` requirements and `hostname`; the failure of the first that leaves none.

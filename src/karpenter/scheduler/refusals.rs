@@ -1,0 +1,92 @@
+//! What the batch remembers of the pods it left Pending, so that a pod is tried again only
+//! when something happened that may take it.
+//!
+//! A pod no topology group concerns is refused by a planned NodeClaim, or by a pool's new
+//! NodeClaim, on what that NodeClaim and what is left of that pool's limits are. Both only
+//! shrink while the batch runs: a NodeClaim that takes a pod, or launches as one type,
+//! keeps fewer types and less room, and a new NodeClaim spends its pool's limits. Two
+//! things may take a pod that was refused: a NodeClaim made since in a pool it may join,
+//! and limits a pool gave back when its NodeClaims launched (`Batch::charge_launched`).
+//! Until one of those happens in one of its pools, trying the pod again would refuse it
+//! again. Karpenter tries it again; karplint copies the refusal, and, once the round
+//! ends, tries each such workload once more for the failure its error shows then (a pool
+//! it cannot join may have spent or regained its limits, which changes the words).
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::Shown;
+
+/// The refusals the batch may copy ([`super::Batch::round`]).
+#[derive(Default)]
+pub(super) struct Refusals {
+    /// The pool of each event that may take a refused pod, in order: a NodeClaim made
+    /// there, or limits it gave back.
+    events: Vec<u32>,
+    /// Per workload whose last try was refused.
+    refused: HashMap<usize, Refused>,
+    /// The workloads a refusal was copied to since their last try.
+    copied: BTreeSet<usize>,
+}
+
+/// The last refusal of a workload's pod.
+struct Refused {
+    /// How many events had happened by then, or by the last time none since concerned it.
+    seen: usize,
+    /// The pools whose NodeClaims it may join at some relaxation step, sorted.
+    reach: Box<[u32]>,
+    shown: Shown,
+}
+
+impl Refusals {
+    /// Something happened in pool `pool` that may take a refused pod.
+    pub(super) fn event(&mut self, pool: usize) {
+        self.events.push(u32::try_from(pool).unwrap_or(u32::MAX));
+    }
+
+    /// Whether workload `w`'s refusal is remembered with its reach.
+    pub(super) fn knows(&self, w: usize) -> bool {
+        self.refused.contains_key(&w)
+    }
+
+    /// A pod of workload `w` was tried and refused with `shown`; `reach`, the pools it may
+    /// join, when not known yet.
+    pub(super) fn refused(&mut self, w: usize, reach: Option<Box<[u32]>>, shown: &Shown) {
+        let seen = self.events.len();
+        self.copied.remove(&w);
+        match (self.refused.get_mut(&w), reach) {
+            (Some(r), _) => {
+                r.seen = seen;
+                r.shown.clone_from(shown);
+            }
+            (None, Some(reach)) => {
+                let shown = shown.clone();
+                self.refused.insert(w, Refused { seen, reach, shown });
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// A pod of workload `w` was placed: what was remembered of it no longer holds.
+    pub(super) fn placed(&mut self, w: usize) {
+        self.refused.remove(&w);
+        self.copied.remove(&w);
+    }
+
+    /// The refusal a pod of workload `w` would get again: nothing happened in its pools
+    /// since its last try.
+    pub(super) fn unchanged(&mut self, w: usize) -> Option<Shown> {
+        let r = self.refused.get_mut(&w)?;
+        let since = self.events.get(r.seen..).unwrap_or_default();
+        if since.iter().any(|p| r.reach.binary_search(p).is_ok()) {
+            return None;
+        }
+        r.seen = self.events.len();
+        self.copied.insert(w);
+        Some(r.shown.clone())
+    }
+
+    /// The workloads a refusal was copied to since their last try, in order; forgotten.
+    pub(super) fn take_copied(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.copied).into_iter().collect()
+    }
+}
