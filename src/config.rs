@@ -124,6 +124,9 @@ pub struct Config {
     /// Already resolved against the config file's directory.
     pub context: Vec<PathBuf>,
     pub fail_on: Option<FailOn>,
+    /// `requireNodePools: true`: a run whose scheduling rules could not run (no NodePool
+    /// read) exits 2.
+    pub require_node_pools: Option<bool>,
     pub cluster: Option<ClusterSection>,
     /// `kustomize: auto|always|off`.
     pub kustomize: Option<crate::kustomize::Mode>,
@@ -184,6 +187,7 @@ struct RawConfig {
     include: Vec<String>,
     context: Vec<String>,
     fail_on: Option<Spanned<String>>,
+    require_node_pools: Option<bool>,
     cluster: Option<RawCluster>,
     kustomize: Option<Spanned<String>>,
     kustomize_bin: Option<String>,
@@ -405,6 +409,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         include: raw.include,
         context: raw.context.iter().map(|c| base.join(c)).collect(),
         fail_on,
+        require_node_pools: raw.require_node_pools,
         cluster,
         kustomize,
         kustomize_bin: raw.kustomize_bin.map(|p| base.join(p)),
