@@ -1333,3 +1333,22 @@ fn config_is_discovered_from_each_linted_path() {
     assert_eq!(code, Some(0), "{alone}");
     assert!(notes(&alone).is_empty(), "{alone}");
 }
+
+/// The summary counts each severity in its number: "0 infos", never "0 info(s)".
+#[test]
+fn summary_counts_are_in_their_number() {
+    karplint()
+        .arg("fixtures/in-tree-storage-plugin/quiet.yaml")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(": 0 errors, 0 warnings, 0 infos"));
+    karplint()
+        .args([
+            "--format",
+            "markdown",
+            "fixtures/in-tree-storage-plugin/fire.yaml",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("**1 error, 1 warning, 0 infos**"));
+}

@@ -94,8 +94,10 @@ fn render_within(
     let s = &report.summary;
     let mut out = String::from("## karplint\n\n");
     out.push_str(&format!(
-        "**{} error(s), {} warning(s), {} info(s)** in {} file(s), {} object(s)",
-        s.errors, s.warnings, s.infos, s.files, s.objects
+        "**{}** in {} file(s), {} object(s)",
+        super::human::severity_counts(s.errors, s.warnings, s.infos),
+        s.files,
+        s.objects
     ));
     if s.suppressed > 0 {
         out.push_str(&format!("; {} suppressed", s.suppressed));
@@ -233,11 +235,13 @@ fn left_out(rest: &[&Finding], total: usize, full: Option<&str>) -> String {
         None => "run `karplint --format json` for all of them".to_string(),
     };
     format!(
-        "\n**{} of {total} findings shown**: {} more error(s), {} warning(s), {} info(s) left out to stay under GitHub's 1 MiB step summary limit; {whole}\n",
+        "\n**{} of {total} findings shown**: {} more left out to stay under GitHub's 1 MiB step summary limit; {whole}\n",
         total - rest.len(),
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info),
+        super::human::severity_counts(
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
+        ),
     )
 }
 
