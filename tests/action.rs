@@ -733,3 +733,51 @@ fn action_and_workflow_files_parse_and_map_every_input() {
         assert!(script.contains(&format!("${{{var}")), "{var} unused");
     }
 }
+
+/// The pre-commit mirror (`pre-commit-mirror/`, published as a repository of its own) has
+/// the main repository's hooks with `language: python`, and pins the karplint wheel of
+/// this version; the release workflow builds that wheel, the static musl archives and the
+/// image; `cargo binstall` finds the archives the release uploads.
+#[test]
+fn distribution_files_stay_in_step() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let hooks = |p: &str| -> serde_json::Value {
+        serde_saphyr::from_str(&read(p)).unwrap_or_else(|e| panic!("{p}: {e}"))
+    };
+    let mut main = hooks(".pre-commit-hooks.yaml");
+    let mirror = hooks("pre-commit-mirror/.pre-commit-hooks.yaml");
+    for h in main.as_array_mut().unwrap() {
+        assert_eq!(h["language"], "rust");
+        h["language"] = "python".into();
+    }
+    assert_eq!(mirror, main);
+    let version = env!("CARGO_PKG_VERSION");
+    let pyproject = read("pre-commit-mirror/pyproject.toml");
+    assert!(
+        pyproject.contains(&format!("version = \"{version}\"")),
+        "{pyproject}"
+    );
+    assert!(
+        pyproject.contains(&format!("dependencies = [\"karplint=={version}\"]")),
+        "{pyproject}"
+    );
+    let wheel = read("pyproject.toml");
+    assert!(wheel.contains("bindings = \"bin\"") && wheel.contains("name = \"karplint\""));
+    let workflow = read(".github/workflows/release.yml");
+    for needle in [
+        "target: x86_64-unknown-linux-musl,",
+        "target: aarch64-unknown-linux-musl,",
+        "PyO3/maturin-action@v1",
+        "manylinux: musllinux_1_2",
+        "pypa/gh-action-pypi-publish",
+        "docker/build-push-action",
+    ] {
+        assert!(workflow.contains(needle), "{needle}");
+    }
+    let cargo = read("Cargo.toml");
+    assert!(cargo.contains(
+        "pkg-url = \"{ repo }/releases/download/v{ version }/karplint-{ version }-{ target }{ archive-suffix }\""
+    ));
+    assert!(read("Dockerfile").contains("ENTRYPOINT [\"karplint\"]"));
+}
