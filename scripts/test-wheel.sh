@@ -50,7 +50,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { cat "$work/showcase.txt"; fail "the showcase exited $rc, not 1"; }
-echo "   karplint fixtures/showcase: exit 1, $(tail -n1 "$work/showcase.txt")"
+echo "   karplint fixtures/showcase: exit 1, $(grep "^karplint:" "$work/showcase.txt")"
 
 echo "== 3. the pre-commit mirror's hooks, installed from the wheel"
 cp -R "$repo/pre-commit-mirror" "$work/mirror"

@@ -2,8 +2,8 @@
 //! report to stdout and an exit code (0 clean, 1 findings at or above `--fail-on`, 2 usage,
 //! configuration or I/O errors).
 //!
-//! Settings come from `.karplint.yaml` (found in the current directory or a parent up to
-//! the repository root, or named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
+//! Settings come from `.karplint.yaml` (the nearest above the linted paths, up to the
+//! repository root, or named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
 //! write several reports from one run.
 
 use crate::config::{self, Config, Level};
@@ -25,8 +25,9 @@ most one may). For example, annotations in the log plus a SARIF file:
 
   karplint --format github --format sarif --output - --output karplint.sarif manifests/
 
-Configuration: .karplint.yaml in the current directory or the nearest parent, up to the
-repository root (or --config); the summary names the config applied.
+Configuration: the .karplint.yaml nearest above the linted paths (a directory from itself,
+a file from its directory), up to the repository root (or --config); the summary names the
+config applied, and a note the paths under another config.
 Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
 --include, --exclude and --context replace the file's lists when given.
 

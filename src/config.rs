@@ -1,5 +1,5 @@
-//! Configuration: `.karplint.yaml`, found in the current directory or the nearest parent
-//! (or named with `--config`), read before the pipeline starts.
+//! Configuration: `.karplint.yaml`, found above the linted paths (the CLI asks [`discover`]
+//! from each) or named with `--config`, read before the pipeline starts.
 //!
 //! The file is strict on purpose: an unknown key, an unknown rule id or a bad level is an
 //! error with a span in the config file, rendered by miette, and the run stops with exit
@@ -19,7 +19,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The file name looked for in the current directory and its parents.
+/// The file name looked for in a linted path's directory and its parents.
 pub const FILE_NAME: &str = ".karplint.yaml";
 
 /// What a rule is set to: not reported, or reported at a severity.
