@@ -2,7 +2,8 @@
 # The GitHub Action's logic (action.yml only maps inputs to INPUT_* variables):
 # install karplint, run it in $GITHUB_WORKSPACE, print the chosen format to the log, append
 # a Markdown summary to $GITHUB_STEP_SUMMARY, write SARIF when asked, and exit with
-# karplint's exit code.
+# karplint's exit code. A check that did not run (no NodePool read) is a ::warning in the
+# log whatever the format, and a warning line of the summary.
 #
 # Every file it writes lies under $RUNNER_TEMP, never in the checked-out tree, where a pull
 # request could plant a link that a write would follow: the summary in a fresh directory,
@@ -160,6 +161,13 @@ args=()
 split_paths "${INPUT_CONTEXT:-}"
 for c in ${split[@]+"${split[@]}"}; do args+=(--context "$c"); done
 [ -n "${INPUT_BASELINE:-}" ] && args+=(--baseline "$INPUT_BASELINE")
+case "${INPUT_REQUIRE_NODEPOOLS:-}" in
+  "" | false) ;;
+  true) args+=(--require-nodepools) ;;
+  *) log "require-nodepools must be true or false, not '$INPUT_REQUIRE_NODEPOOLS'"; exit 2 ;;
+esac
+# `args`: further flags, split on whitespace (never globbed: `set -f`).
+for a in ${INPUT_ARGS:-}; do args+=("$a"); done
 
 # The SARIF file: under $RUNNER_TEMP, outside the checkout.
 sarif=""
@@ -187,12 +195,12 @@ fi
 
 # Formats pair with outputs in order: the log, then the summary, then SARIF.
 args+=(--format "${INPUT_FORMAT:-github}" --output -)
-summary=""
-if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-  summary_dir="$(mktemp -d "$tmp/karplint-summary.XXXXXX")" || exit 2
-  summary="$summary_dir/summary.md"
-  args+=(--format markdown --output "$summary")
-fi
+# The Markdown report is always written: it is the job summary, and it tells whether a
+# check did not run (a `> **warning:**` line), which the log then says as a ::warning
+# whatever its format.
+summary_dir="$(mktemp -d "$tmp/karplint-summary.XXXXXX")" || exit 2
+summary="$summary_dir/summary.md"
+args+=(--format markdown --output "$summary")
 if [ -n "$sarif" ]; then
   args+=(--format sarif --output "$sarif")
 fi
@@ -205,12 +213,19 @@ cd "$workspace" || exit 2
 "$bin" "${args[@]}" -- "${paths[@]}"
 code=$?
 
-if [ -n "$summary" ] && [ -f "$summary" ]; then
-  cat "$summary" >> "$GITHUB_STEP_SUMMARY"
+if [ -f "$summary" ]; then
+  # The github format already made these lines ::warning annotations.
+  if [ "${INPUT_FORMAT:-github}" != github ]; then
+    while IFS= read -r line; do
+      warning="${line#'> **warning:** '}"
+      # On standard error, which the runner reads for workflow commands too: standard
+      # output holds the report (JSON or SARIF a later step may parse).
+      [ "$warning" != "$line" ] && echo "::warning title=karplint checks-not-run::$warning" >&2
+    done < "$summary"
+  fi
+  [ -n "${GITHUB_STEP_SUMMARY:-}" ] && cat "$summary" >> "$GITHUB_STEP_SUMMARY"
 fi
-if [ -n "$summary" ]; then
-  rm -rf -- "$summary_dir"
-fi
+rm -rf -- "$summary_dir"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
   echo "exit-code=$code" >> "$GITHUB_OUTPUT"
   if [ -n "$sarif" ]; then echo "sarif-file=$sarif" >> "$GITHUB_OUTPUT"; fi

@@ -75,6 +75,9 @@ echo "== 1. clean repository, all files: both hooks pass (the LimitRange in plat
 run --all-files || fail "hooks failed on clean manifests"
 hook_line 'karplint' Passed || fail "karplint did not pass"
 hook_line 'karplint \(changed files\)' Passed || fail "karplint-changed did not pass"
+# No NodePool in the repository: a passing hook still shows that the scheduling rules did
+# not run (`verbose: true`).
+grep -q "no NodePool or Provisioner found" "$work/out.txt" || fail "a pass without NodePools was silent"
 echo "   (first run, including cargo install: $(( $(date +%s) - start ))s)"
 
 echo "== 2. a committed manifest with an error, a clean file changed:"

@@ -2,8 +2,8 @@
 //! report to stdout and an exit code (0 clean, 1 findings at or above `--fail-on`, 2 usage,
 //! configuration or I/O errors).
 //!
-//! Settings come from `.karplint.yaml` (found in the current directory or a parent up to
-//! the repository root, or named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
+//! Settings come from `.karplint.yaml` (the nearest above the linted paths, up to the
+//! repository root, or named with `--config`) and are overridden by flags. Several `--format`/`--output` pairs
 //! write several reports from one run.
 
 use crate::config::{self, Config, Level};
@@ -12,7 +12,7 @@ use crate::karpenter::version::KarpenterVersion;
 use crate::report::baseline::{self, Baseline};
 use crate::report::{self, github, human, json, markdown, plan, sarif};
 use crate::rules;
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -25,8 +25,9 @@ most one may). For example, annotations in the log plus a SARIF file:
 
   karplint --format github --format sarif --output - --output karplint.sarif manifests/
 
-Configuration: .karplint.yaml in the current directory or the nearest parent, up to the
-repository root (or --config); the summary names the config applied.
+Configuration: the .karplint.yaml nearest above the linted paths (a directory from itself,
+a file from its directory), up to the repository root (or --config); the summary names the
+config applied, and a note the paths under another config.
 Flags override it: --fail-on replaces failOn, --rule ID=LEVEL overrides rules.ID, and
 --include, --exclude and --context replace the file's lists when given.
 
@@ -82,6 +83,11 @@ pub struct LintArgs {
     /// concise, github and markdown; `plan`: only the workloads that stay Pending)
     #[arg(short = 'q', long, global = true)]
     pub quiet: bool,
+    /// Exit with 2 when the scheduling rules could not run because no NodePool (or
+    /// Provisioner) was read, instead of passing with a note [default: requireNodePools
+    /// from the config]
+    #[arg(long, global = true)]
+    pub require_nodepools: bool,
     /// Print a table of findings per rule and severity instead of the findings (human and
     /// concise formats)
     #[arg(long, global = true)]
@@ -236,7 +242,10 @@ pub enum ColorChoice {
 
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {
-    let mut cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (mut cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -244,9 +253,16 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    if let Err(e) = refuse_ignored_flags(&cli, &matches) {
+        eprintln!("karplint: {e}");
+        return 2;
+    }
+    let json = cli.lint.format.first() == Some(&Format::Json);
     match cli.command {
+        Some(Command::Rules) if json => print_out(&rules_json()),
         Some(Command::Rules) => print_out(&rules_table()),
         Some(Command::Explain { rule }) => match explain(&rule) {
+            Some(doc) if json => print_out(&explain_json(&rule, doc)),
             Some(doc) => print_out(doc),
             None => {
                 let hint = crate::suggest::did_you_mean(&rule, &rules::known_ids());
@@ -282,6 +298,94 @@ pub fn run() -> i32 {
             with_workers(&cli.lint, run_lint)
         }
     }
+}
+
+/// The options a subcommand that lints nothing takes: `rules` and `explain` take
+/// `--format human|json`; `completions` and `man` take none.
+fn takes(command: &Command) -> Option<(&'static str, &'static [&'static str])> {
+    Some(match command {
+        Command::Rules => ("rules", &["format"]),
+        Command::Explain { .. } => ("explain", &["format"]),
+        Command::Completions { .. } => ("completions", &[]),
+        Command::Man => ("man", &[]),
+        Command::Plan(_) | Command::Debug(_) => return None,
+    })
+}
+
+/// Every option given is honoured, or the run stops here (exit code 2) saying the
+/// subcommand does not take it: the global options parse after any subcommand, but most
+/// mean nothing to `rules`, `explain`, `completions` or `man`; `plan` prints no
+/// statistics; `--statistics` is a table of the human and concise formats.
+fn refuse_ignored_flags(cli: &Cli, matches: &clap::ArgMatches) -> Result<(), String> {
+    let given = |m: &clap::ArgMatches, id: &str| {
+        m.try_get_raw(id).is_ok_and(|v| v.is_some())
+            && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let root = Cli::command();
+    let sub = matches.subcommand();
+    // A subcommand's own arguments (`explain RULE`) may share an id with a global option
+    // (`--rule`): only the global ones are looked at.
+    let own: Vec<String> = (sub
+        .and_then(|(name, _)| root.find_subcommand(name))
+        .into_iter())
+    .flat_map(|c| c.get_arguments().filter(|a| !a.is_global_set()))
+    .map(|a| a.get_id().to_string())
+    .collect();
+    let globals: Vec<String> = (root.get_arguments())
+        .filter(|a| a.is_global_set() && !own.contains(&a.get_id().to_string()))
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let sub = sub.map(|(_, m)| m);
+    let flag = |id: &str| format!("--{}", id.replace('_', "-"));
+    match (&cli.command, sub) {
+        (Some(command), Some(m)) if takes(command).is_some() => {
+            let (name, takes) = takes(command).unwrap_or_default();
+            if let Some(id) = (globals.iter())
+                .find(|id| !takes.contains(&id.as_str()) && (given(m, id) || given(matches, id)))
+            {
+                return Err(format!(
+                    "`karplint {name}` does not take {}; it lints nothing",
+                    flag(id)
+                ));
+            }
+            let formats = &cli.lint.format;
+            if let Some(f) = formats
+                .iter()
+                .find(|f| !matches!(f, Format::Human | Format::Json))
+            {
+                return Err(format!(
+                    "`karplint {name}` prints human or json, not --format {}",
+                    format_name(*f)
+                ));
+            }
+            if formats.len() > 1 {
+                return Err(format!("`karplint {name}` takes one --format"));
+            }
+        }
+        (Some(Command::Plan(_)), _) if cli.lint.statistics => {
+            return Err(
+                "`karplint plan` does not take --statistics; it prints one row per workload (--statistics counts the findings of `karplint`)".into(),
+            );
+        }
+        (None, _) if cli.lint.statistics => {
+            if let Some(f) =
+                (cli.lint.format.iter()).find(|f| !matches!(f, Format::Human | Format::Concise))
+            {
+                return Err(format!(
+                    "--statistics is a table of the human and concise formats, not of --format {}; the counts of --format json are in its `summary`",
+                    format_name(*f)
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A format's name on the command line.
+fn format_name(f: Format) -> String {
+    f.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 /// The most worker threads `-j` starts: the work is CPU-bound, so more threads only cost
@@ -401,6 +505,58 @@ pub fn rules_table() -> String {
     out
 }
 
+/// `karplint rules --format json`: every rule with its default severity, summary and doc
+/// page.
+pub fn rules_json() -> String {
+    let mut rows: Vec<serde_json::Value> = rules::BUILTIN_RULES
+        .iter()
+        .map(|(id, sev, summary)| rule_json(id, *sev, summary))
+        .chain(rules::registry().iter().map(|r| {
+            let m = r.meta();
+            rule_json(m.id, m.severity, m.summary)
+        }))
+        .collect();
+    rows.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    let mut out = report::json_string(&serde_json::json!({ "version": 1, "rules": rows }));
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+fn rule_json(id: &str, severity: crate::diagnostic::Severity, summary: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": id,
+        "severity": severity.as_str(),
+        "summary": summary,
+        "url": rules::doc_url(id),
+    })
+}
+
+/// `karplint explain RULE --format json`: the rule as `rules --format json` lists it, with
+/// its doc (Markdown).
+fn explain_json(id: &str, doc: &str) -> String {
+    let summary = (rules::BUILTIN_RULES.iter())
+        .map(|(id, sev, s)| (*id, *sev, *s))
+        .chain(
+            rules::registry()
+                .iter()
+                .map(|r| (r.meta().id, r.meta().severity, r.meta().summary)),
+        )
+        .find(|r| r.0 == id);
+    let mut v = match summary {
+        Some((id, sev, s)) => rule_json(id, sev, s),
+        None => serde_json::json!({ "id": id }),
+    };
+    v["version"] = serde_json::json!(1);
+    v["doc"] = serde_json::json!(doc);
+    let mut out = report::json_string(&v);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
 /// The `karplint explain RULE` text.
 pub fn explain(rule: &str) -> Option<&'static str> {
     if let Some(doc) = rules::builtin_doc(rule) {
@@ -413,8 +569,8 @@ pub fn explain(rule: &str) -> Option<&'static str> {
 }
 
 fn run_instance_types(args: &LintArgs) -> i32 {
-    let (outcome, _) = match lint_outcome(args, Mode::InstanceTypes) {
-        Ok(o) => o,
+    let outcome = match lint_outcome(args, Mode::InstanceTypes) {
+        Ok(o) => o.outcome,
         Err(code) => return code,
     };
     let mut s = serde_json::to_string(&outcome.instance_types).unwrap_or_default();
@@ -437,18 +593,18 @@ fn run_plan(args: &LintArgs) -> i32 {
         .iter()
         .find(|(f, _)| matches!(f, Format::Sarif | Format::Github))
     {
-        let name = format
-            .to_possible_value()
-            .map_or_else(String::new, |v| v.get_name().to_string());
+        let name = format_name(*format);
         eprintln!(
             "karplint: `plan` has no {name} format; use human, concise, markdown or json (lint findings: `karplint --format {name}`)"
         );
         return 2;
     }
-    let (mut outcome, fail_on) = match lint_outcome(args, Mode::Plan) {
+    let linted = match lint_outcome(args, Mode::Plan) {
         Ok(o) => o,
         Err(code) => return code,
     };
+    let nodepools_missing = linted.nodepools_missing();
+    let (mut outcome, fail_on) = (linted.outcome, linted.fail_on);
     if let Some((output, input)) = output_over_input(&dests, &outcome.report.sources) {
         eprintln!(
             "karplint: refusing to write a report to {}: it is the input {} (linted or read as context); choose another --output",
@@ -482,6 +638,9 @@ fn run_plan(args: &LintArgs) -> i32 {
             w.write_all(text.as_bytes())
         };
         code = code.max(write_to(dest, write));
+    }
+    if nodepools_missing {
+        return refuse_unchecked();
     }
     if code != 0 || !outcome.read_errors.is_empty() {
         return 2;
@@ -593,20 +752,19 @@ fn same_file(a: &Path, b: &Path) -> bool {
     )
 }
 
-/// Loads the config that applies: `--config`, else `.karplint.yaml` here or above.
+/// Loads the config that applies: `--config`, else the nearest `.karplint.yaml` above the
+/// first linted path that has one (see [`discover_configs`]).
 fn load_config(args: &LintArgs) -> Result<Option<Config>, i32> {
     if args.no_config {
         return Ok(None);
     }
     let path = match &args.config {
         Some(p) => Some(p.clone()),
-        None => std::env::current_dir()
-            .ok()
-            .and_then(|d| config::discover(&d))
-            .map(|p| relative_to_cwd(&p)),
+        None => discover_configs(&args.paths).applied,
     };
     let Some(path) = path else { return Ok(None) };
     match config::load(&path, &rules::known_ids(), args.max_file_size) {
+        Ok(c) if args.config.is_none() => Ok(Some(anchored(c))),
         Ok(c) => Ok(Some(c)),
         Err(e) => {
             let mut out = String::new();
@@ -623,6 +781,106 @@ fn load_config(args: &LintArgs) -> Result<Option<Config>, i32> {
             Err(2)
         }
     }
+}
+
+/// A discovered config in a directory below the working directory (`karplint tree` run
+/// beside `tree/.karplint.yaml`), with its `include`/`exclude` globs that name a path
+/// (`generated/**`) anchored at its directory (`tree/generated/**`), since the paths they
+/// are matched against are as given, relative to the working directory. Bare names
+/// (`values.yaml`) and `**/` globs match anywhere, as they did.
+fn anchored(mut c: Config) -> Config {
+    let Some(dir) = c.path.parent().filter(|d| {
+        !d.as_os_str().is_empty()
+            && d.is_relative()
+            && d.components()
+                .all(|x| matches!(x, std::path::Component::Normal(_)))
+    }) else {
+        return c;
+    };
+    let Some(dir) = dir.to_str().map(|d| d.replace('\\', "/")) else {
+        return c;
+    };
+    let anchor = |g: &mut String| {
+        if g.contains('/') && !g.starts_with("**") && !g.starts_with('/') {
+            *g = format!("{dir}/{}", g.trim_start_matches("./"));
+        }
+    };
+    c.include.iter_mut().for_each(anchor);
+    c.exclude.iter_mut().for_each(anchor);
+    c
+}
+
+/// The configs of the linted paths: the nearest `.karplint.yaml` above each (a directory
+/// from itself, a file from its directory, `-` from the working directory), up to the
+/// repository root, as ruff finds its settings. One config applies to the whole run: the
+/// first path's that has one; the paths under another config, or under none while one
+/// applies, are named in `others`.
+struct Discovered {
+    applied: Option<PathBuf>,
+    /// (path, its own config) for the paths the applied config is not theirs.
+    others: Vec<(PathBuf, Option<PathBuf>)>,
+}
+
+fn discover_configs(paths: &[PathBuf]) -> Discovered {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut by_dir: std::collections::BTreeMap<PathBuf, Option<PathBuf>> = Default::default();
+    let mut found: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let dot = [PathBuf::from(".")];
+    let paths = if paths.is_empty() { &dot[..] } else { paths };
+    for p in paths {
+        let start = if p.as_os_str() == "-" || p.is_dir() {
+            cwd.join(p.as_os_str().to_str().filter(|s| *s != "-").unwrap_or("."))
+        } else {
+            match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => cwd.join(d),
+                _ => cwd.clone(),
+            }
+        };
+        let config = by_dir
+            .entry(start.clone())
+            .or_insert_with(|| config::discover(&start).map(|c| relative_to_cwd(&c)))
+            .clone();
+        found.push((p.clone(), config));
+    }
+    let applied = found.iter().find_map(|(_, c)| c.clone());
+    let others = match &applied {
+        None => Vec::new(),
+        Some(a) => (found.into_iter())
+            .filter(|(_, c)| c.as_ref().is_none_or(|c| !same_file(c, a)))
+            .collect(),
+    };
+    Discovered { applied, others }
+}
+
+/// The note on linted paths whose own config is not the one applied, or `None`.
+fn other_configs_note(args: &LintArgs) -> Option<String> {
+    if args.no_config || args.config.is_some() {
+        return None;
+    }
+    let d = discover_configs(&args.paths);
+    let applied = d.applied?;
+    if d.others.is_empty() {
+        return None;
+    }
+    let mut groups: Vec<(Option<PathBuf>, Vec<String>)> = Vec::new();
+    for (path, config) in d.others {
+        let name = shown(&path);
+        match groups.iter_mut().find(|(c, _)| *c == config) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((config, vec![name])),
+        }
+    }
+    let parts: Vec<String> = (groups.into_iter())
+        .map(|(config, names)| match config {
+            Some(c) => format!("{} under {}", names.join(", "), shown(&c)),
+            None => format!("{} under no config", names.join(", ")),
+        })
+        .collect();
+    Some(format!(
+        "config {} applied to every path of this run, also to {}; lint those paths in a run of their own to apply their config",
+        shown(&applied),
+        parts.join("; ")
+    ))
 }
 
 /// A discovered config path, shown relative to the working directory when it is below it.
@@ -756,10 +1014,39 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
     Ok((opts, fail_on))
 }
 
+/// A run of the pipeline, with what decides its exit code.
+struct Linted {
+    outcome: engine::Outcome,
+    fail_on: FailOn,
+    /// `--require-nodepools` or `requireNodePools: true`.
+    require_nodepools: bool,
+}
+
+impl Linted {
+    /// With `--require-nodepools`, whether the scheduling rules did not run for want of a
+    /// NodePool (exit code 2, after the reports: see [`refuse_unchecked`]).
+    fn nodepools_missing(&self) -> bool {
+        self.require_nodepools
+            && (self.outcome.report.notes.iter()).any(|n| n.message == engine::NO_NODEPOOL)
+    }
+}
+
+/// The error of a run that `--require-nodepools` fails: exit code 2.
+fn refuse_unchecked() -> i32 {
+    eprintln!(
+        "karplint: error: no NodePool or Provisioner was read, so the scheduling rules did not run (--require-nodepools); pass the directory that holds your NodePools with --context, or list it under `context:` in .karplint.yaml"
+    );
+    2
+}
+
 /// Runs the pipeline for the lint arguments (config file, flags, threads); `Err` carries
 /// the exit code.
-fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn), i32> {
+fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<Linted, i32> {
     let cfg = load_config(args)?;
+    let require_nodepools = args.require_nodepools
+        || cfg
+            .as_ref()
+            .is_some_and(|c| c.require_node_pools == Some(true));
     let applied = cfg.as_ref().map(|c| c.path.display().to_string());
     let version_chosen = args.karpenter_version.is_some()
         || cfg.as_ref().is_some_and(|c| c.karpenter_version.is_some());
@@ -793,14 +1080,18 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<(engine::Outcome, FailOn)
         )),
         (None, false) => None,
     };
-    if let Some(note) = note {
+    for note in note.into_iter().chain(other_configs_note(args)) {
         if mode == Mode::Lint {
             outcome.report.notes.push(report::Note::new("config", note));
         } else {
             eprintln!("karplint: {note}");
         }
     }
-    Ok((outcome, fail_on))
+    Ok(Linted {
+        outcome,
+        fail_on,
+        require_nodepools,
+    })
 }
 
 fn run_lint(args: &LintArgs) -> i32 {
@@ -821,10 +1112,12 @@ fn run_lint(args: &LintArgs) -> i32 {
             return 2;
         }
     };
-    let (mut outcome, fail_on) = match lint_outcome(args, Mode::Lint) {
+    let linted = match lint_outcome(args, Mode::Lint) {
         Ok(o) => o,
         Err(code) => return code,
     };
+    let nodepools_missing = linted.nodepools_missing();
+    let (mut outcome, fail_on) = (linted.outcome, linted.fail_on);
     if let Some(path) = &args.write_baseline {
         let dest = [(Format::Json, Destination::File(path.clone()))];
         if let Some((_, input)) = output_over_input(&dest, &outcome.report.sources) {
@@ -838,7 +1131,7 @@ fn run_lint(args: &LintArgs) -> i32 {
         return write_baseline(&outcome, path);
     }
     if let (Some(old), Some(path)) = (&old, &args.baseline) {
-        baseline::apply(&mut outcome.report, old, &path.display().to_string());
+        baseline::apply(&mut outcome.report, old, path);
     }
     let report = &outcome.report;
     if let Some((output, input)) = output_over_input(&dests, &report.sources) {
@@ -859,7 +1152,14 @@ fn run_lint(args: &LintArgs) -> i32 {
         // Paths come from the tree: no control character reaches the terminal.
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
     }
-    warn_if_nothing_linted(args, report);
+    // Nothing could be read (`karplint nonexist`): the errors say it all, with no empty
+    // report after them.
+    if !outcome.read_errors.is_empty() && report.sources.iter().all(|s| s.context) {
+        return 2;
+    }
+    if outcome.read_errors.is_empty() {
+        warn_if_nothing_linted(args, report);
+    }
     let shown = report::Shown {
         quiet: args.quiet,
         at_least: fail_on.threshold(),
@@ -896,6 +1196,9 @@ fn run_lint(args: &LintArgs) -> i32 {
         };
         code = code.max(write_to(dest, write));
     }
+    if nodepools_missing {
+        return refuse_unchecked();
+    }
     if code != 0 || !outcome.read_errors.is_empty() {
         return 2;
     }
@@ -915,7 +1218,7 @@ fn write_baseline(outcome: &engine::Outcome, path: &Path) -> i32 {
         eprintln!("karplint: baseline {} not written", shown(path));
         return 2;
     }
-    let b = Baseline::of(&outcome.report);
+    let b = Baseline::of(&outcome.report, path);
     if let Err(e) = b.write(path) {
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));
         return 2;

@@ -1,5 +1,5 @@
-//! Configuration: `.karplint.yaml`, found in the current directory or the nearest parent
-//! (or named with `--config`), read before the pipeline starts.
+//! Configuration: `.karplint.yaml`, found above the linted paths (the CLI asks [`discover`]
+//! from each) or named with `--config`, read before the pipeline starts.
 //!
 //! The file is strict on purpose: an unknown key, an unknown rule id or a bad level is an
 //! error with a span in the config file, rendered by miette, and the run stops with exit
@@ -19,7 +19,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The file name looked for in the current directory and its parents.
+/// The file name looked for in a linted path's directory and its parents.
 pub const FILE_NAME: &str = ".karplint.yaml";
 
 /// What a rule is set to: not reported, or reported at a severity.
@@ -124,6 +124,9 @@ pub struct Config {
     /// Already resolved against the config file's directory.
     pub context: Vec<PathBuf>,
     pub fail_on: Option<FailOn>,
+    /// `requireNodePools: true`: a run whose scheduling rules could not run (no NodePool
+    /// read) exits 2.
+    pub require_node_pools: Option<bool>,
     pub cluster: Option<ClusterSection>,
     /// `kustomize: auto|always|off`.
     pub kustomize: Option<crate::kustomize::Mode>,
@@ -184,6 +187,7 @@ struct RawConfig {
     include: Vec<String>,
     context: Vec<String>,
     fail_on: Option<Spanned<String>>,
+    require_node_pools: Option<bool>,
     cluster: Option<RawCluster>,
     kustomize: Option<Spanned<String>>,
     kustomize_bin: Option<String>,
@@ -405,6 +409,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         include: raw.include,
         context: raw.context.iter().map(|c| base.join(c)).collect(),
         fail_on,
+        require_node_pools: raw.require_node_pools,
         cluster,
         kustomize,
         kustomize_bin: raw.kustomize_bin.map(|p| base.join(p)),

@@ -19,7 +19,7 @@ pub fn closest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
     }
     known
         .iter()
-        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
+        .map(|k| (strsim::levenshtein(&lower, &k.to_lowercase()), *k))
         .filter(|(d, _)| *d <= 3 && *d < typed_len)
         .min()
         .map(|(_, k)| k)
@@ -29,21 +29,6 @@ pub fn closest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
 /// names allowed.
 pub fn did_you_mean(typed: &str, known: &[&str]) -> String {
     closest(typed, known).map_or_else(String::new, |k| format!("did you mean `{k}`? "))
-}
-
-/// Levenshtein distance, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

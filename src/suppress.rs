@@ -106,8 +106,29 @@ pub fn apply(
             (f, true) => out.suppressed.push(f),
         }
     }
-    out.findings.extend(table.unused(known));
+    let unused = table.unused(known, &out.findings, &texts);
+    out.findings.extend(unused);
     out
+}
+
+/// How many lines away a finding may be for an unused comment to name it.
+const NEAR: usize = 10;
+
+/// Where the finding of `rule` (any rule for `all`) nearest to the lines a comment covers
+/// is, when one is within [`NEAR`] lines: its 1-based line.
+fn nearest_finding(
+    rule: &str,
+    source: SourceId,
+    covered: &[usize],
+    findings: &[Finding],
+    text: &Text,
+) -> Option<usize> {
+    let &at = covered.first()?;
+    (findings.iter())
+        .filter(|f| f.source == source && (rule == "all" || f.rule == rule) && f.rule != UNUSED)
+        .map(|f| text.line_of(f.span))
+        .filter(|l| l.abs_diff(at) <= NEAR)
+        .min_by_key(|l| (l.abs_diff(at), *l))
 }
 
 /// A source's text with its line index, built once.
@@ -253,8 +274,15 @@ impl Table {
         (f, false)
     }
 
-    /// The suppressions that hid nothing, as findings.
-    fn unused(self, known: &[&str]) -> Vec<Finding> {
+    /// The suppressions that hid nothing, as findings; an unused comment names the line of
+    /// the nearest finding it might have been meant for, and a misspelt rule id the rule it
+    /// is closest to.
+    fn unused(
+        self,
+        known: &[&str],
+        findings: &[Finding],
+        texts: &BTreeMap<SourceId, Text>,
+    ) -> Vec<Finding> {
         let mut out = Vec::new();
         for s in &self.sups {
             for (id, span, used) in &s.ids {
@@ -262,14 +290,33 @@ impl Table {
                     continue;
                 }
                 let (message, help) = if id == "all" || known.contains(&id.as_str()) {
-                    (
-                        format!("suppression of `{id}` matched no finding"),
-                        "remove the suppression; the finding it was written for is gone",
-                    )
+                    let near = match (&s.scope, texts.get(&s.source)) {
+                        (Scope::Lines(covered), Some(text)) => {
+                            nearest_finding(id, s.source, covered, findings, text)
+                                .map(|l| (l, covered.first().copied().unwrap_or(l)))
+                        }
+                        _ => None,
+                    };
+                    let what = if id == "all" {
+                        "a finding is".to_string()
+                    } else {
+                        format!("`{id}` fires")
+                    };
+                    let help = match near {
+                        Some((line, covered)) => format!(
+                            "move the comment to the line above line {line}, where {what} (it covers line {covered}), or to the end of that line; or remove it"
+                        ),
+                        None => "remove the suppression; the finding it was written for is gone"
+                            .to_string(),
+                    };
+                    (format!("suppression of `{id}` matched no finding"), help)
                 } else {
                     (
                         format!("suppression names unknown rule `{id}`"),
-                        "fix the rule id (`karplint rules` lists them) or remove the suppression",
+                        format!(
+                            "{}fix the rule id (`karplint rules` lists them) or remove the suppression",
+                            crate::suggest::did_you_mean(id, known)
+                        ),
                     )
                 };
                 let mut f = Finding::at_source(UNUSED, Severity::Info, s.source, *span, message)

@@ -41,6 +41,8 @@ fn action_with(
         "INPUT_SARIF_FILE",
         "INPUT_VERSION",
         "INPUT_BASELINE",
+        "INPUT_REQUIRE_NODEPOOLS",
+        "INPUT_ARGS",
         "ACTION_REF",
         "KARPLINT_BIN",
         "KARPLINT_RELEASE_URL",
@@ -602,6 +604,92 @@ fn baseline_input_reports_only_new_findings() {
     assert!(summary.contains("finding(s) in the baseline"), "{summary}");
 }
 
+/// A run that read no NodePool passes, but says so as a ::warning in the log whatever the
+/// format and as a warning line of the summary; `require-nodepools` fails it with exit 2.
+#[test]
+fn no_nodepool_warns_and_require_nodepools_fails() {
+    let ws = workspace();
+    let temp = tempfile::tempdir().unwrap();
+    let inputs = [
+        ("INPUT_PATH", "manifests"),
+        ("INPUT_FORMAT", "json"),
+        ("INPUT_FAIL_ON", "never"),
+    ];
+    let out = action(ws.path(), temp.path(), &inputs);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Standard output is the JSON report, whole.
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap();
+    assert!(
+        stderr.contains(
+            "::warning title=karplint checks-not-run::no NodePool or Provisioner found: scheduling rules were not run"
+        ),
+        "{stderr}"
+    );
+    let summary = std::fs::read_to_string(temp.path().join("step_summary.md")).unwrap();
+    assert!(
+        summary.contains("> **warning:** no NodePool or Provisioner found"),
+        "{summary}"
+    );
+    // The github format makes the note an annotation itself: once, not twice.
+    let temp = tempfile::tempdir().unwrap();
+    let out = action(
+        ws.path(),
+        temp.path(),
+        &[("INPUT_PATH", "manifests"), ("INPUT_FAIL_ON", "never")],
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.matches("no NodePool or Provisioner found").count(),
+        1,
+        "{stdout}"
+    );
+
+    let temp = tempfile::tempdir().unwrap();
+    let mut required = inputs.to_vec();
+    required.push(("INPUT_REQUIRE_NODEPOOLS", "true"));
+    let out = action(ws.path(), temp.path(), &required);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("(--require-nodepools)"), "{stderr}");
+    let output = std::fs::read_to_string(temp.path().join("output.txt")).unwrap();
+    assert_eq!(output, "exit-code=2\n");
+
+    let mut bad = inputs.to_vec();
+    bad.push(("INPUT_REQUIRE_NODEPOOLS", "yes"));
+    let out = action(ws.path(), tempfile::tempdir().unwrap().path(), &bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be true or false"));
+}
+
+/// `args` passes flags the action has no input for.
+#[test]
+fn args_input_passes_flags() {
+    let ws = workspace();
+    let run = |args: &str| {
+        let temp = tempfile::tempdir().unwrap();
+        let out = action(
+            ws.path(),
+            temp.path(),
+            &[
+                ("INPUT_PATH", "manifests"),
+                ("INPUT_FORMAT", "json"),
+                ("INPUT_ARGS", args),
+            ],
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), v["summary"]["errors"].as_u64().unwrap())
+    };
+    let (code, errors) = run("");
+    assert_eq!(code, Some(1));
+    assert!(errors > 0);
+    assert_eq!(run("  --fail-on never\n"), (Some(0), errors));
+    assert_eq!(
+        run("--rule in-tree-storage-plugin=off --fail-on never").1,
+        errors - 1
+    );
+}
+
 /// The release workflow builds an archive for every target the action downloads.
 #[test]
 fn release_workflow_builds_what_the_action_downloads() {
@@ -644,4 +732,52 @@ fn action_and_workflow_files_parse_and_map_every_input() {
         assert_eq!(env[&var], format!("${{{{ inputs.{name} }}}}"), "{var}");
         assert!(script.contains(&format!("${{{var}")), "{var} unused");
     }
+}
+
+/// The pre-commit mirror (`pre-commit-mirror/`, published as a repository of its own) has
+/// the main repository's hooks with `language: python`, and pins the karplint wheel of
+/// this version; the release workflow builds that wheel, the static musl archives and the
+/// image; `cargo binstall` finds the archives the release uploads.
+#[test]
+fn distribution_files_stay_in_step() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let hooks = |p: &str| -> serde_json::Value {
+        serde_saphyr::from_str(&read(p)).unwrap_or_else(|e| panic!("{p}: {e}"))
+    };
+    let mut main = hooks(".pre-commit-hooks.yaml");
+    let mirror = hooks("pre-commit-mirror/.pre-commit-hooks.yaml");
+    for h in main.as_array_mut().unwrap() {
+        assert_eq!(h["language"], "rust");
+        h["language"] = "python".into();
+    }
+    assert_eq!(mirror, main);
+    let version = env!("CARGO_PKG_VERSION");
+    let pyproject = read("pre-commit-mirror/pyproject.toml");
+    assert!(
+        pyproject.contains(&format!("version = \"{version}\"")),
+        "{pyproject}"
+    );
+    assert!(
+        pyproject.contains(&format!("dependencies = [\"karplint=={version}\"]")),
+        "{pyproject}"
+    );
+    let wheel = read("pyproject.toml");
+    assert!(wheel.contains("bindings = \"bin\"") && wheel.contains("name = \"karplint\""));
+    let workflow = read(".github/workflows/release.yml");
+    for needle in [
+        "target: x86_64-unknown-linux-musl,",
+        "target: aarch64-unknown-linux-musl,",
+        "PyO3/maturin-action@v1",
+        "manylinux: musllinux_1_2",
+        "pypa/gh-action-pypi-publish",
+        "docker/build-push-action",
+    ] {
+        assert!(workflow.contains(needle), "{needle}");
+    }
+    let cargo = read("Cargo.toml");
+    assert!(cargo.contains(
+        "pkg-url = \"{ repo }/releases/download/v{ version }/karplint-{ version }-{ target }{ archive-suffix }\""
+    ));
+    assert!(read("Dockerfile").contains("ENTRYPOINT [\"karplint\"]"));
 }

@@ -299,3 +299,134 @@ fn unreadable_or_foreign_baselines_are_usage_errors() {
         .assert()
         .code(2);
 }
+
+/// Entries are relative to the baseline's directory: a baseline written inside a tree
+/// matches from its parent, and one written from the parent matches from inside.
+#[test]
+fn baselines_match_from_any_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("app.yaml"), LEGACY).unwrap();
+    karplint(&tree)
+        .args([
+            "--no-config",
+            "--write-baseline",
+            ".karplint-baseline.json",
+            ".",
+        ])
+        .assert()
+        .code(0);
+    let text = std::fs::read_to_string(tree.join(".karplint-baseline.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["paths"], "baseline");
+    assert_eq!(v["findings"][0]["file"], "app.yaml", "{v}");
+    let from_parent = |baseline: &str, path: &str| {
+        let out = karplint(dir.path())
+            .args([
+                "--no-config",
+                "--format",
+                "json",
+                "--baseline",
+                baseline,
+                path,
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, out.status.code())
+    };
+    let (v, code) = from_parent("tree/.karplint-baseline.json", "tree");
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 0, "{v}");
+    // Written from the parent, read from inside the tree.
+    karplint(dir.path())
+        .args(["--no-config", "--write-baseline", "base.json", "tree"])
+        .assert()
+        .code(0);
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("base.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["findings"][0]["file"], "tree/app.yaml");
+    let out = karplint(&tree)
+        .args([
+            "--no-config",
+            "--format",
+            "json",
+            "--baseline",
+            "../base.json",
+            "app.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A baseline without `paths` (entries relative to the working directory it was written
+/// in) still matches from there; from elsewhere it matches nothing, and a note says why.
+#[test]
+fn older_baselines_are_read_relative_to_the_working_directory() {
+    let (dir, n) = adopted();
+    let path = dir.path().join(".karplint-baseline.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["paths"], "baseline");
+    // The older shape: no `paths`; the same entries (the baseline lies in the working
+    // directory, so its names and fingerprints are the same).
+    v.as_object_mut().unwrap().remove("paths");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let (v, code) = json(dir.path(), &["--baseline", ".karplint-baseline.json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["summary"]["baselined"], n);
+    // From inside `manifests/`, the entries name `manifests/app.yaml`, which is not there.
+    let out = karplint(&dir.path().join("manifests"))
+        .args([
+            "--no-config",
+            "--format",
+            "json",
+            "--baseline",
+            "../.karplint-baseline.json",
+            "app.yaml",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    let notes: Vec<&str> = (v["notes"].as_array().unwrap().iter())
+        .filter(|n| n["kind"] == "baseline")
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        notes,
+        [format!(
+            "the baseline ../.karplint-baseline.json matched no finding: none of its {n} entries names a file that exists from here (its paths are relative to the working directory it was written in (an older baseline; rewrite it with --write-baseline to make it work from any directory): an entry names \"manifests/app.yaml\", a file of this run is \"app.yaml\")"
+        )]
+    );
+}
+
+/// A baseline whose entries for the run's files all changed says so in one note.
+#[test]
+fn a_baseline_that_matches_nothing_says_why() {
+    let (dir, _) = adopted();
+    std::fs::write(
+        dir.path().join("manifests/app.yaml"),
+        LEGACY.replace("name: ", "name: x"),
+    )
+    .unwrap();
+    let (v, _) = json(dir.path(), &["--baseline", ".karplint-baseline.json"]);
+    let notes: Vec<&str> = (v["notes"].as_array().unwrap().iter())
+        .filter(|n| n["kind"] == "baseline")
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 1, "{v}");
+    assert!(
+        notes[0].starts_with(
+            "the baseline .karplint-baseline.json matched none of this run's findings: its "
+        ),
+        "{notes:?}"
+    );
+}

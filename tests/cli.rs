@@ -1029,3 +1029,326 @@ fn plan_reads_pod_level_resources_only_from_karpenter_v1_8() {
     assert_eq!(v["workloads"][0]["outcome"], "schedules", "{v}");
     assert_eq!(v["workloads"][0]["cpu"], "2", "{v}");
 }
+
+/// `--require-nodepools` (or `requireNodePools: true`) fails a run whose scheduling rules
+/// could not run for want of a NodePool with exit 2, after the report; a run that read one
+/// is judged as usual.
+#[test]
+fn require_nodepools_fails_a_run_without_nodepools() {
+    let no_pool = "fixtures/missing-resource-requests/fire.yaml";
+    karplint().arg(no_pool).assert().code(0);
+    karplint()
+        .args(["--require-nodepools", no_pool])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("missing-resource-requests"))
+        .stderr(predicate::str::contains(
+            "no NodePool or Provisioner was read, so the scheduling rules did not run (--require-nodepools)",
+        ));
+    karplint()
+        .args(["plan", "--require-nodepools", no_pool])
+        .assert()
+        .code(2);
+    let with_pool = "fixtures/untolerated-taint/quiet.yaml";
+    karplint()
+        .args(["--require-nodepools", with_pool])
+        .assert()
+        .code(0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "requireNodePools: true\n",
+    )
+    .unwrap();
+    std::fs::copy(no_pool, dir.path().join("web.yaml")).unwrap();
+    karplint()
+        .current_dir(dir.path())
+        .arg("web.yaml")
+        .assert()
+        .code(2);
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "requireNodePools: false\n",
+    )
+    .unwrap();
+    karplint()
+        .current_dir(dir.path())
+        .arg("web.yaml")
+        .assert()
+        .code(0);
+}
+
+/// Each subcommand's options change its output or are refused with exit 2: none is
+/// accepted and ignored.
+#[test]
+fn every_flag_is_honoured_or_refused() {
+    let out = |args: &[&str]| {
+        let o = karplint().args(args).output().expect("runs");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let fire = "fixtures/in-tree-storage-plugin/fire.yaml";
+    // Honoured: the output differs from the run without the flag.
+    for (plain, with) in [
+        (vec!["rules"], vec!["rules", "--format", "json"]),
+        (
+            vec!["explain", "untolerated-taint"],
+            vec!["explain", "untolerated-taint", "--format", "json"],
+        ),
+        (vec![fire], vec!["--statistics", fire]),
+        (
+            vec![fire],
+            vec!["--statistics", "--format", "concise", fire],
+        ),
+        (vec!["plan", fire], vec!["plan", "--format", "json", fire]),
+    ] {
+        let (a, b) = (out(&plain), out(&with));
+        assert_ne!(a.1, b.1, "{with:?} printed what {plain:?} prints");
+        assert_ne!(b.0, Some(2), "{with:?}: {}", b.2);
+    }
+    // Refused: exit 2, naming the subcommand and the option, with nothing on stdout.
+    for (args, says) in [
+        (
+            &["rules", "--fail-on", "never"][..],
+            "`karplint rules` does not take --fail-on",
+        ),
+        (
+            &["rules", "--quiet"],
+            "`karplint rules` does not take --quiet",
+        ),
+        (
+            &["--statistics", "rules"],
+            "`karplint rules` does not take --statistics",
+        ),
+        (
+            &["rules", "--format", "sarif"],
+            "`karplint rules` prints human or json, not --format sarif",
+        ),
+        (
+            &["explain", "untolerated-taint", "--color", "always"],
+            "`karplint explain` does not take --color",
+        ),
+        (
+            &["explain", "untolerated-taint", "--format", "markdown"],
+            "not --format markdown",
+        ),
+        (
+            &["man", "--format", "json"],
+            "`karplint man` does not take --format",
+        ),
+        (
+            &["completions", "bash", "-j", "2"],
+            "`karplint completions` does not take --threads",
+        ),
+        (
+            &["plan", "--statistics", fire],
+            "`karplint plan` does not take --statistics",
+        ),
+        (
+            &["--statistics", "--format", "json", fire],
+            "--statistics is a table of the human and concise formats, not of --format json",
+        ),
+        (
+            &["--statistics", "--format", "markdown", fire],
+            "not of --format markdown",
+        ),
+    ] {
+        let (code, stdout, stderr) = out(args);
+        assert_eq!(code, Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+    }
+    let v: Value = serde_json::from_str(&out(&["rules", "--format", "json"]).1).unwrap();
+    assert_eq!(v["version"], 1);
+    let rule = (v["rules"].as_array().unwrap().iter())
+        .find(|r| r["id"] == "untolerated-taint")
+        .unwrap();
+    assert_eq!(rule["severity"], "error");
+    assert!(
+        rule["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/lints/untolerated-taint.md")
+    );
+    let v: Value =
+        serde_json::from_str(&out(&["explain", "untolerated-taint", "--format", "json"]).1)
+            .unwrap();
+    assert_eq!(v["id"], "untolerated-taint");
+    assert!(
+        v["doc"]
+            .as_str()
+            .unwrap()
+            .starts_with("# untolerated-taint\n")
+    );
+}
+
+/// A path that does not exist is one error, with no "no manifests" warning and no
+/// summary after it.
+#[test]
+fn a_missing_path_is_one_clear_error() {
+    let o = karplint().arg("nonexist").output().expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("nonexist: no such file or directory"),
+        "{stderr}"
+    );
+}
+
+/// Each finding of the JSON report carries its rule's doc page.
+#[test]
+fn json_findings_carry_their_docs_url() {
+    let (v, code) = json(&["fixtures/in-tree-storage-plugin/fire.yaml"]);
+    assert_eq!(code, 1);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        d["url"],
+        format!(
+            "https://github.com/karplint/karplint/blob/v{}/lints/in-tree-storage-plugin.md",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}
+
+/// An unused comment names the line of the nearest finding of its rule; a misspelt rule
+/// id gets a did-you-mean.
+#[test]
+fn unused_suppressions_point_at_the_finding_and_suggest_the_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = "\
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: data
+spec:
+  # karplint-ignore: in-tree-storage-plugin
+  capacity:
+    storage: 100Gi
+  accessModes: [ReadWriteOnce]
+  awsElasticBlockStore:
+    volumeID: vol-0123456789abcdef0
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  annotations:
+    karplint.io/ignore: untolerated-tain
+";
+    std::fs::write(dir.path().join("pv.yaml"), yaml).unwrap();
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["--no-config", "--format", "json", "pv.yaml"])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let helps: Vec<(&str, &str)> = (v["diagnostics"].as_array().unwrap().iter())
+        .filter(|d| d["rule"] == "unused-suppression")
+        .map(|d| (d["message"].as_str().unwrap(), d["help"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        helps,
+        [
+            (
+                "suppression of `in-tree-storage-plugin` matched no finding",
+                "move the comment to the line above line 10, where `in-tree-storage-plugin` fires (it covers line 7), or to the end of that line; or remove it"
+            ),
+            (
+                "suppression names unknown rule `untolerated-tain`",
+                "did you mean `untolerated-taint`? fix the rule id (`karplint rules` lists them) or remove the suppression"
+            ),
+        ],
+        "{v}"
+    );
+}
+
+/// The config is found from the linted path, not only from the working directory: `karplint
+/// tree` from the parent applies `tree/.karplint.yaml` as a run inside `tree` does, its
+/// path globs anchored at its directory; paths under different configs linted together are
+/// named in a note.
+#[test]
+fn config_is_discovered_from_each_linted_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let tree = root.join("tree");
+    std::fs::create_dir_all(tree.join("generated")).unwrap();
+    std::fs::create_dir_all(root.join("other")).unwrap();
+    let warning_only =
+        std::fs::read_to_string("fixtures/missing-resource-requests/fire.yaml").expect("fixture");
+    std::fs::write(tree.join("web.yaml"), &warning_only).unwrap();
+    std::fs::write(tree.join("generated/gen.yaml"), &warning_only).unwrap();
+    std::fs::write(root.join("other/web.yaml"), &warning_only).unwrap();
+    std::fs::write(
+        tree.join(".karplint.yaml"),
+        "failOn: warning\nexclude: [generated/**]\n",
+    )
+    .unwrap();
+    let run = |cwd: &std::path::Path, args: &[&str]| {
+        let out = karplint()
+            .current_dir(cwd)
+            .args(["--format", "json"])
+            .args(args)
+            .output()
+            .expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (v, out.status.code())
+    };
+    let notes = |v: &Value| -> Vec<String> {
+        (v["notes"].as_array().unwrap().iter())
+            .filter(|n| n["kind"] == "config")
+            .map(|n| n["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (inside, code) = run(&tree, &["."]);
+    assert_eq!(code, Some(1), "{inside}");
+    let (parent, code) = run(root, &["tree"]);
+    assert_eq!(code, Some(1), "{parent}");
+    assert_eq!(
+        inside["summary"]["warnings"], parent["summary"]["warnings"],
+        "{parent}"
+    );
+    // `generated/**` is anchored at tree/: the generated file is excluded from both.
+    assert_eq!(parent["summary"]["files"], 1, "{parent}");
+    assert_eq!(notes(&parent), ["config tree/.karplint.yaml applied"]);
+    // A file named directly finds its directory's config too.
+    assert_eq!(run(root, &["tree/web.yaml"]).1, Some(1));
+    // Two paths, one under the config and one under none: the config applies, and a note
+    // names the other path.
+    let (both, _) = run(root, &["tree", "other"]);
+    assert_eq!(
+        notes(&both),
+        [
+            "config tree/.karplint.yaml applied".to_string(),
+            "config tree/.karplint.yaml applied to every path of this run, also to other under no config; lint those paths in a run of their own to apply their config".to_string(),
+        ]
+    );
+    // Outside any config, nothing applies.
+    let (alone, code) = run(root, &["other"]);
+    assert_eq!(code, Some(0), "{alone}");
+    assert!(notes(&alone).is_empty(), "{alone}");
+}
+
+/// The summary counts each severity in its number: "0 infos", never "0 info(s)".
+#[test]
+fn summary_counts_are_in_their_number() {
+    karplint()
+        .arg("fixtures/in-tree-storage-plugin/quiet.yaml")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(": 0 errors, 0 warnings, 0 infos"));
+    karplint()
+        .args([
+            "--format",
+            "markdown",
+            "fixtures/in-tree-storage-plugin/fire.yaml",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("**1 error, 1 warning, 0 infos**"));
+}

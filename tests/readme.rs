@@ -349,6 +349,7 @@ const OTHER_TOOLS_FLAGS: &[&str] = &[
     "--dir",
     "--scenarios",
     "--example",
+    "--rm",
 ];
 
 #[test]

@@ -36,6 +36,7 @@ use crate::model::Object;
 use crate::progress::Progress;
 use crate::report::Report;
 use crate::rules::Context;
+pub use run::NO_NODEPOOL;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -240,14 +240,15 @@ impl FileSummary {
     }
 }
 
+/// The note of a run that linted workloads but read no NodePool: the scheduling rules did
+/// not run (`--require-nodepools` turns it into exit code 2).
+pub const NO_NODEPOOL: &str = "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context";
+
 /// Notes on checks the run could not make.
 fn run_notes(cx: &Context, workloads: &Workloads, static_only: bool) -> Vec<Note> {
     let mut notes = Vec::new();
     if cx.index.nodepools().next().is_none() && workloads.iter().any(|w| !w.context) {
-        notes.push(Note::new(
-            "checks-not-run",
-            "no NodePool or Provisioner found: scheduling rules were not run; pass the directory that holds your NodePools with --context",
-        ));
+        notes.push(Note::new("checks-not-run", NO_NODEPOOL));
     }
     if static_only {
         notes.push(Note::new(

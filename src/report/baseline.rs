@@ -9,6 +9,12 @@
 //! second finding of the same kind on an identical line is new. The file is versioned JSON
 //! with one entry per finding in a stable order, so its diff in a pull request reads as
 //! "these findings were fixed".
+//!
+//! Entries name their files relative to the baseline file's directory (`paths:
+//! "baseline"`), so the same baseline matches from any working directory. A baseline
+//! without `paths` was written when entries were relative to the working directory, and is
+//! still read that way. When a baseline matches none of the findings of the files it has
+//! entries for, or names no file of the run at all, a note says which and why.
 
 use super::{LineIndex, Note, Report};
 use crate::diagnostic::Finding;
@@ -23,7 +29,83 @@ const VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Baseline {
     pub version: u32,
+    /// What entries' `file` is relative to: `"baseline"`, the baseline file's directory;
+    /// absent in older baselines, whose paths are relative to the working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<String>,
     pub findings: Vec<Entry>,
+}
+
+/// The `paths` of a baseline whose entries are relative to its directory.
+const RELATIVE_TO_BASELINE: &str = "baseline";
+
+/// How the entries of a baseline at a path name the run's files.
+#[derive(Debug, Clone)]
+pub enum Names {
+    /// As the report names them (relative to the working directory, as given).
+    AsGiven,
+    /// Relative to this directory (the baseline file's).
+    RelativeTo(PathBuf),
+}
+
+impl Names {
+    /// The names of a baseline file at `path`, written now.
+    pub fn of_baseline_at(path: &Path) -> Names {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        Names::RelativeTo(absolute(dir))
+    }
+
+    /// How `baseline`, read from `path`, names files.
+    fn read_from(baseline: &Baseline, path: &Path) -> Names {
+        match baseline.paths.as_deref() {
+            Some(RELATIVE_TO_BASELINE) => Names::of_baseline_at(path),
+            _ => Names::AsGiven,
+        }
+    }
+
+    /// The name of `source` in a baseline.
+    fn name(&self, source: &super::Source) -> String {
+        match (self, source.path()) {
+            (Names::RelativeTo(dir), Some(p)) => relative(dir, &absolute(p)),
+            _ => source.name.clone(),
+        }
+    }
+}
+
+/// `p` made absolute against the working directory, `.` and `..` resolved lexically.
+fn absolute(p: &Path) -> PathBuf {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path of `file` from `dir` (both absolute and normal), with `/` separators and `..`
+/// where `file` is not below `dir`.
+fn relative(dir: &Path, file: &Path) -> String {
+    let d: Vec<_> = dir.components().collect();
+    let f: Vec<_> = file.components().collect();
+    let common = d.iter().zip(&f).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return file.display().to_string();
+    }
+    let ups = std::iter::repeat_n("..".to_string(), d.len() - common);
+    let downs = f[common..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
 }
 
 /// One recorded finding.
@@ -76,12 +158,13 @@ pub enum BaselineError {
 }
 
 impl Baseline {
-    /// The entries of the report's findings, sorted.
-    pub fn of(report: &Report) -> Self {
-        let mut findings = entries(report);
+    /// The entries of the report's findings, sorted, for a baseline file at `path`.
+    pub fn of(report: &Report, path: &Path) -> Self {
+        let mut findings = entries(report, &Names::of_baseline_at(path));
         findings.sort();
         Baseline {
             version: VERSION,
+            paths: Some(RELATIVE_TO_BASELINE.to_string()),
             findings,
         }
     }
@@ -143,9 +226,11 @@ pub struct Applied {
 /// Takes the findings the baseline holds out of the report, recounts the summary, records
 /// how many in `summary.baselined` and says so in the notes, with a note on the entries
 /// that no longer match. Entries for files outside this run (a run on changed files) are
-/// neither matched nor stale.
-pub fn apply(report: &mut Report, baseline: &Baseline, name: &str) -> Applied {
-    let keys = entries(report);
+/// neither matched nor stale. `path` is where the baseline was read from.
+pub fn apply(report: &mut Report, baseline: &Baseline, path: &Path) -> Applied {
+    let name = &path.display().to_string();
+    let names = Names::read_from(baseline, path);
+    let keys = entries(report, &names);
     let mut left: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
     for e in &baseline.findings {
         *left
@@ -168,21 +253,26 @@ pub fn apply(report: &mut Report, baseline: &Baseline, name: &str) -> Applied {
     report.findings.retain(|_| flags.next().unwrap_or(true));
     super::count(&mut report.summary, &report.findings);
     report.summary.baselined = Some(matched);
-    let linted: BTreeSet<&str> = (report.sources.iter())
+    let linted: BTreeSet<String> = (report.sources.iter())
         .filter(|s| !s.context)
-        .map(|s| s.name.as_str())
+        .map(|s| names.name(s))
         .collect();
     let stale = (left.iter())
-        .filter(|((file, _, _), _)| linted.contains(file))
+        .filter(|((file, _, _), _)| linted.contains(*file))
         .map(|(_, n)| n)
         .sum();
+    if matched == 0
+        && let Some(why) = unmatched_why(baseline, name, &names, &linted, stale)
+    {
+        report.notes.push(Note::new("baseline", why));
+    }
     if matched > 0 {
         report.notes.push(Note::new(
             "baseline",
             format!("{matched} finding(s) in the baseline {name} not reported"),
         ));
     }
-    if stale > 0 {
+    if stale > 0 && matched > 0 {
         report.notes.push(Note::new(
             "baseline",
             format!(
@@ -193,8 +283,63 @@ pub fn apply(report: &mut Report, baseline: &Baseline, name: &str) -> Applied {
     Applied { matched, stale }
 }
 
+/// The fingerprint of each finding, in the report's order, with files named as the report
+/// names them: SARIF's `partialFingerprints`. A second finding with the same fingerprint
+/// (two ids of one suppression comment) gets `:2`, and so on, so no two results share one.
+pub(crate) fn fingerprints(report: &Report) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    (entries(report, &Names::AsGiven).into_iter())
+        .map(|e| {
+            let n = seen.entry(e.fingerprint.clone()).or_default();
+            *n += 1;
+            match *n {
+                1 => e.fingerprint,
+                n => format!("{}:{n}", e.fingerprint),
+            }
+        })
+        .collect()
+}
+
+/// Why a baseline with entries matched no finding of the run: the findings of the files it
+/// names changed, or none of its entries names a file that exists from here (their paths,
+/// relative to what, against the run's). `None` when its entries name other files that
+/// exist: a run on changed files.
+fn unmatched_why(
+    baseline: &Baseline,
+    name: &str,
+    names: &Names,
+    linted: &BTreeSet<String>,
+    stale: usize,
+) -> Option<String> {
+    let n = baseline.findings.len();
+    if stale > 0 {
+        return Some(format!(
+            "the baseline {name} matched none of this run's findings: its {stale} entries for the files of this run no longer match (the findings were fixed, or their lines changed); rewrite it with --write-baseline {name}"
+        ));
+    }
+    let exists = |file: &str| match names {
+        Names::RelativeTo(dir) => dir.join(file).exists(),
+        Names::AsGiven => Path::new(file).exists(),
+    };
+    if n == 0 || baseline.findings.iter().any(|e| exists(&e.file)) {
+        return None;
+    }
+    let relative_to = match names {
+        Names::RelativeTo(_) => "the baseline's directory".to_string(),
+        Names::AsGiven => {
+            "the working directory it was written in (an older baseline; rewrite it with --write-baseline to make it work from any directory)".to_string()
+        }
+    };
+    let example = |it: &mut dyn Iterator<Item = &str>| it.next().unwrap_or("").to_string();
+    let entry = example(&mut baseline.findings.iter().map(|e| e.file.as_str()));
+    let file = example(&mut linted.iter().map(String::as_str));
+    Some(format!(
+        "the baseline {name} matched no finding: none of its {n} entries names a file that exists from here (its paths are relative to {relative_to}: an entry names {entry:?}, a file of this run is {file:?})"
+    ))
+}
+
 /// One entry per finding, in the report's order. Each source with findings is read once.
-fn entries(report: &Report) -> Vec<Entry> {
+fn entries(report: &Report, names: &Names) -> Vec<Entry> {
     let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, f) in report.findings.iter().enumerate() {
         by_source.entry(f.source).or_default().push(i);
@@ -204,9 +349,10 @@ fn entries(report: &Report) -> Vec<Entry> {
         let source = &report.sources[id];
         let text = source.reread();
         let lines = LineIndex::new(&text);
+        let name = names.name(source);
         for i in idx {
             let f = &report.findings[i];
-            out[i] = Some(entry(f, &source.name, &span_lines(&text, &lines, f)));
+            out[i] = Some(entry(f, &name, &span_lines(&text, &lines, f)));
         }
     }
     out.into_iter().flatten().collect()
@@ -270,6 +416,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn relative_paths_from_the_baseline_directory() {
+        for (dir, file, want) in [
+            ("/r", "/r/a.yaml", "a.yaml"),
+            ("/r", "/r/tree/a.yaml", "tree/a.yaml"),
+            ("/r/tree", "/r/tree/a.yaml", "a.yaml"),
+            ("/r/ci", "/r/tree/a.yaml", "../tree/a.yaml"),
+            ("/r/a/b", "/r/c.yaml", "../../c.yaml"),
+        ] {
+            assert_eq!(
+                relative(Path::new(dir), Path::new(file)),
+                want,
+                "{dir} {file}"
+            );
+        }
+        assert_eq!(
+            absolute(Path::new("/r/./a/../b.yaml")),
+            PathBuf::from("/r/b.yaml")
+        );
+    }
+
+    #[test]
     fn fnv_is_the_published_function() {
         // FNV-1a 64 of "a" is af63dc4c8601ec8c; `field` adds the 0xff separator.
         let mut h = Fnv::new();
@@ -287,7 +454,7 @@ mod tests {
         let b = crate::engine::lint_str(&format!("# a comment\n\n{doc}")).expect("lints");
         let c = crate::engine::lint_str(&doc.replace("name: web\n", "name: api\n")).expect("lints");
         let fp = |r: &Report| {
-            Baseline::of(r)
+            Baseline::of(r, Path::new("b.json"))
                 .findings
                 .iter()
                 .map(|e| (e.rule.clone(), e.fingerprint.clone()))

@@ -386,8 +386,33 @@ fn counted(s: &str) -> &str {
 }
 
 #[cfg(test)]
+#[test]
+fn counts_are_in_their_number() {
+    assert_eq!(severity_counts(0, 0, 0), "0 errors, 0 warnings, 0 infos");
+    assert_eq!(severity_counts(1, 1, 1), "1 error, 1 warning, 1 info");
+    assert_eq!(severity_counts(2, 3, 4), "2 errors, 3 warnings, 4 infos");
+}
+
+#[cfg(test)]
 thread_local! {
     static SOURCE_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// "1 error, 2 warnings, 0 infos": the counts by severity, each in its number.
+pub(crate) fn severity_counts(errors: usize, warnings: usize, infos: usize) -> String {
+    let word = |n: usize, one: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
+    format!(
+        "{}, {}, {}",
+        word(errors, "error"),
+        word(warnings, "warning"),
+        word(infos, "info")
+    )
 }
 
 /// Skipped files the summary names; the others are counted.
@@ -398,8 +423,11 @@ const SKIPPED_LINES: usize = 10;
 pub fn summary_text(report: &Report) -> String {
     let s = &report.summary;
     let mut out = format!(
-        "karplint: {} file(s), {} document(s), {} object(s): {} error(s), {} warning(s), {} info(s)",
-        s.files, s.documents, s.objects, s.errors, s.warnings, s.infos
+        "karplint: {} file(s), {} document(s), {} object(s): {}",
+        s.files,
+        s.documents,
+        s.objects,
+        severity_counts(s.errors, s.warnings, s.infos)
     );
     if s.suppressed > 0 {
         out.push_str(&format!(", {} suppressed", s.suppressed));

@@ -37,6 +37,8 @@ pub struct JsonDiagnostic<'a> {
     pub length: usize,
     pub object: Option<&'a ObjectRef>,
     pub related: Vec<JsonRelated<'a>>,
+    /// The rule's doc page (`lints/<rule>.md` in the repository).
+    pub url: String,
 }
 
 #[derive(Serialize)]
@@ -79,6 +81,7 @@ pub fn build<'a>(report: &'a Report, texts: &Texts) -> JsonReport<'a> {
                         }
                     })
                     .collect(),
+                url: crate::rules::doc_url(f.rule),
             }
         })
         .collect();

@@ -94,8 +94,10 @@ fn render_within(
     let s = &report.summary;
     let mut out = String::from("## karplint\n\n");
     out.push_str(&format!(
-        "**{} error(s), {} warning(s), {} info(s)** in {} file(s), {} object(s)",
-        s.errors, s.warnings, s.infos, s.files, s.objects
+        "**{}** in {} file(s), {} object(s)",
+        super::human::severity_counts(s.errors, s.warnings, s.infos),
+        s.files,
+        s.objects
     ));
     if s.suppressed > 0 {
         out.push_str(&format!("; {} suppressed", s.suppressed));
@@ -127,7 +129,14 @@ fn render_within(
         }
     }
     if !shown.quiet {
-        for note in &report.notes {
+        // A check that did not run first, as a warning: a summary must not read as a pass
+        // that checked everything.
+        let (warnings, others): (Vec<_>, Vec<_>) =
+            report.notes.iter().partition(|n| n.is_warning());
+        for note in warnings {
+            out.push_str(&format!("\n> **warning:** {}\n", cell(&note.message)));
+        }
+        for note in others {
             out.push_str(&format!("\n> note: {}\n", cell(&note.message)));
         }
     }
@@ -162,8 +171,60 @@ fn row(report: &Report, texts: &Texts, f: &Finding) -> String {
         code(&location),
         object,
         message,
-        cell(&f.help),
+        fix(&f.help),
     )
+}
+
+/// The Fix cell: the help's prose as text, and each run of its indented lines (the YAML to
+/// add) as a `<pre>` block with the common indentation taken off and the rest kept, one
+/// `<br>` per line: a table cell holds one line of Markdown, so no fenced block fits in it.
+fn fix(help: &str) -> String {
+    let mut out = String::new();
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, out: &mut String| {
+        if block.is_empty() {
+            return;
+        }
+        let indent = (block.iter())
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        let lines: Vec<String> = (block.iter())
+            .map(|l| pre_line(l.get(indent..).unwrap_or("").trim_end()))
+            .collect();
+        out.push_str(&format!("<pre>{}</pre>", lines.join("<br>")));
+        block.clear();
+    };
+    for line in help.lines() {
+        if line.starts_with([' ', '\t']) && !line.trim().is_empty() {
+            block.push(line);
+            continue;
+        }
+        flush(&mut block, &mut out);
+        if !out.is_empty() && !out.ends_with("</pre>") {
+            out.push_str("<br>");
+        }
+        out.push_str(&cell(line));
+    }
+    flush(&mut block, &mut out);
+    out
+}
+
+/// One line of a `<pre>` block in a table cell: HTML and the cell's `|` escaped, spaces
+/// kept, nothing made a link.
+fn pre_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push_str(&escape::text(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    no_autolinks(&out)
 }
 
 /// The line after a table cut short: what was left out, and where all of it is.
@@ -174,11 +235,13 @@ fn left_out(rest: &[&Finding], total: usize, full: Option<&str>) -> String {
         None => "run `karplint --format json` for all of them".to_string(),
     };
     format!(
-        "\n**{} of {total} findings shown**: {} more error(s), {} warning(s), {} info(s) left out to stay under GitHub's 1 MiB step summary limit; {whole}\n",
+        "\n**{} of {total} findings shown**: {} more left out to stay under GitHub's 1 MiB step summary limit; {whole}\n",
         total - rest.len(),
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info),
+        super::human::severity_counts(
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
+        ),
     )
 }
 
@@ -192,6 +255,17 @@ mod tests {
         assert_eq!(code("x|y`"), "`x\\|y'`");
         assert_eq!(cell("a\u{1b}[2J\rb"), "a\\u{1b}\\[2Jb");
         assert_eq!(code("a\u{7}"), "`a\\u{7}`");
+    }
+
+    #[test]
+    fn fix_yaml_is_a_pre_block_with_its_indentation() {
+        let help = "add this toleration to the pod spec's\n`tolerations`:\n  - key: \"a|b\"\n    operator: \"Exists\"\nthen apply it";
+        assert_eq!(
+            fix(help),
+            "add this toleration to the pod spec's<br>`tolerations`:<pre>- key: \"a\\|b\"<br>  operator: \"Exists\"</pre>then apply it"
+        );
+        assert_eq!(fix("set requests"), "set requests");
+        assert_eq!(fix("x:\n    <y>"), "x:<pre>&lt;y&gt;</pre>");
     }
 
     #[test]

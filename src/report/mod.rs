@@ -382,7 +382,7 @@ fn write_json(value: &impl serde::Serialize, w: &mut dyn std::io::Write) -> std:
 }
 
 /// A JSON report as one string, as [`write_json`] writes it.
-fn json_string(value: &impl serde::Serialize) -> String {
+pub(crate) fn json_string(value: &impl serde::Serialize) -> String {
     let mut out = Vec::new();
     if let Err(e) = write_json(value, &mut out) {
         return format!("{{\"error\": \"{e}\"}}\n");

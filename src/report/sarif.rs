@@ -5,7 +5,10 @@
 //! text as help; each result has the exact region (1-based lines, columns in Unicode code
 //! points as `columnKind` says, plus byte offset and length), the object as a logical
 //! location and related objects as related locations. Paths relative to the working
-//! directory are written as relative URIs against `%SRCROOT%`.
+//! directory are written as relative URIs against `%SRCROOT%`. Each rule has a `helpUri`
+//! (its `lints/<id>.md` page) and a `fullDescription` (the doc's "What it checks"); each
+//! result has `partialFingerprints` (`karplint/v1`: the baseline's fingerprint, which
+//! survives line shifts), so code scanning follows a finding across commits.
 
 use super::{Origin, Report, Source, Texts};
 use crate::diagnostic::{Finding, Severity};
@@ -113,6 +116,20 @@ fn encode(path: &[u8]) -> String {
     out
 }
 
+/// A rule's `fullDescription`: the first paragraph of its doc's "What it checks", on one
+/// line; the summary when the doc has none.
+fn full_description(r: &RuleMeta) -> String {
+    let section = r
+        .doc
+        .split_once("## What it checks")
+        .map(|(_, rest)| rest.split("\n## ").next().unwrap_or(""));
+    let paragraph = section
+        .and_then(|s| s.trim().split("\n\n").next())
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty());
+    paragraph.unwrap_or_else(|| r.summary.to_string())
+}
+
 /// The `tool` object: karplint and every rule it has.
 fn tool(meta: &[RuleMeta]) -> Value {
     let rules_json: Vec<Value> = meta
@@ -122,7 +139,8 @@ fn tool(meta: &[RuleMeta]) -> Value {
                 "id": r.id,
                 "name": pascal(r.id),
                 "shortDescription": { "text": r.summary },
-                "fullDescription": { "text": r.summary },
+                "fullDescription": { "text": full_description(r) },
+                "helpUri": rules::doc_url(r.id),
                 "help": { "text": r.doc, "markdown": r.doc },
                 "defaultConfiguration": { "level": level(r.severity) },
                 "properties": { "tags": ["kubernetes", "karpenter"] },
@@ -251,6 +269,8 @@ struct Results<'a> {
     report: &'a Report,
     texts: &'a Texts,
     meta: &'a [RuleMeta],
+    /// The baseline fingerprint of each finding, in the report's order.
+    fingerprints: &'a [String],
 }
 
 impl Serialize for Results<'_> {
@@ -259,7 +279,12 @@ impl Serialize for Results<'_> {
             self.report
                 .findings
                 .iter()
-                .map(|f| result(self.report, self.texts, self.meta, f)),
+                .zip(self.fingerprints)
+                .map(|(f, fp)| {
+                    let mut r = result(self.report, self.texts, self.meta, f);
+                    r["partialFingerprints"] = json!({ "karplint/v1": fp });
+                    r
+                }),
         )
     }
 }
@@ -267,6 +292,7 @@ impl Serialize for Results<'_> {
 /// Writes the report to `w` as it is serialised.
 pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let meta = rule_metadata();
+    let fingerprints = super::baseline::fingerprints(report);
     let log = Log {
         schema: SCHEMA,
         runs: [Run {
@@ -276,6 +302,7 @@ pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std:
                 report,
                 texts,
                 meta: &meta,
+                fingerprints: &fingerprints,
             },
             tool: tool(&meta),
         }],

@@ -325,6 +325,16 @@ pub fn builtin_doc(id: &str) -> Option<&'static str> {
     }
 }
 
+/// The web page of a rule's doc (`lints/<id>.md` in the repository, at this release's
+/// tag): `helpUri` in SARIF, `url` in JSON.
+pub fn doc_url(id: &str) -> String {
+    format!(
+        "{}/blob/v{}/lints/{id}.md",
+        env!("CARGO_PKG_REPOSITORY"),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// Every rule id, built-in and registered, sorted: what config and suppressions may name.
 pub(crate) fn known_ids() -> Vec<&'static str> {
     let mut ids: Vec<&'static str> = BUILTIN_RULES.iter().map(|r| r.0).collect();
