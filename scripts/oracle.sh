@@ -70,7 +70,7 @@ if [[ -z "$dir" ]]; then
   (cd "$root/oracle" && go run ./gen --seed "$seed" --count "$count" --out "$dir")
 fi
 
-args=(run --karplint "$karplint" --out "$out" --jobs "$jobs")
+args=(run --karplint "$karplint" --prices "$root/data/prices/on-demand.csv" --out "$out" --jobs "$jobs")
 [[ -n "$catalog" ]] && args+=(--catalog "$catalog")
 [[ -n "$min" ]] && args+=(--min-agreement "$min")
 rm -rf "$out"

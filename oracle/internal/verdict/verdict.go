@@ -32,11 +32,13 @@ type Failure struct {
 
 // Pod is one side's verdict on one pod.
 type Pod struct {
-	Pod      string    `json:"pod"`      // namespace/name, name = <deployment>-<i>
-	Workload string    `json:"workload"` // Kind/namespace/name
-	Replica  int       `json:"replica"`
-	Outcome  Outcome   `json:"outcome"`
-	NodePool string    `json:"nodepool,omitempty"`
+	Pod      string  `json:"pod"`      // namespace/name, name = <workload>-<i>
+	Workload string  `json:"workload"` // Kind/namespace/name
+	Replica  int     `json:"replica"`
+	Outcome  Outcome `json:"outcome"`
+	NodePool string  `json:"nodepool,omitempty"`
+	// Round is the provisioning round that placed the pod (at the fixed point only).
+	Round    int       `json:"round,omitempty"`
 	Reason   string    `json:"reason,omitempty"` // the whole message, when not scheduled
 	Failures []Failure `json:"failures,omitempty"`
 }
@@ -184,4 +186,15 @@ func summary(p Pod) string {
 		return "unknown"
 	}
 	return p.FirstKind()
+}
+
+// CompareFinal compares the two sides at the fixed point: as Compare, and a pod both place
+// on the same NodePool must be placed in the same round.
+func CompareFinal(karpenter, karplint Pod) Comparison {
+	c := Compare(karpenter, karplint)
+	if c.Agree && karpenter.Outcome == Scheduled && karpenter.Round != karplint.Round {
+		c.Agree = false
+		c.Class = fmt.Sprintf("different round (karpenter %d, karplint %d)", karpenter.Round, karplint.Round)
+	}
+	return c
 }
