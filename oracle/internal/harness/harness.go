@@ -17,6 +17,7 @@ import (
 	"github.com/karplint/karplint/oracle/internal/catalog"
 	"github.com/karplint/karplint/oracle/internal/karplint"
 	"github.com/karplint/karplint/oracle/internal/karpsim"
+	"github.com/karplint/karplint/oracle/internal/lintcheck"
 	"github.com/karplint/karplint/oracle/internal/prices"
 	"github.com/karplint/karplint/oracle/internal/scenario"
 	"github.com/karplint/karplint/oracle/internal/verdict"
@@ -31,6 +32,7 @@ const (
 	PlanFile          = "karplint-plan.json"
 	InstanceTypesFile = "instance-types.json"
 	DisagreementFile  = "disagreement.json"
+	LintFile          = "karplint-lint.json"
 )
 
 // Config says where each side's inputs come from.
@@ -77,8 +79,11 @@ type Scenario struct {
 	// Final compares each pod at the fixed point (outcome, NodePool, round, first kind).
 	Final []verdict.Comparison `json:"final"`
 	// Rounds Karpenter ran to its fixed point (the last placed no pod).
-	Rounds     int                     `json:"rounds"`
-	Launched   []karpsim.Launched      `json:"launched,omitempty"`
+	Rounds   int                `json:"rounds"`
+	Launched []karpsim.Launched `json:"launched,omitempty"`
+	// AgreeLint: every workload's lint findings correspond to Karpenter's fixed point.
+	AgreeLint  bool                    `json:"agreeLint"`
+	Lint       []lintcheck.Workload    `json:"lint,omitempty"`
 	NodePools  []karpsim.NodePoolState `json:"karpenterNodePools"`
 	Conversion map[string]any          `json:"conversion,omitempty"`
 	// KarpenterRuns is how many times Karpenter ran before it agreed, when the first run
@@ -86,6 +91,9 @@ type Scenario struct {
 	KarpenterRuns int    `json:"karpenterRuns,omitempty"`
 	Timing        Timing `json:"timing"`
 	plan, types   []byte
+	lint          []byte
+	// finalKarpenter is the kept run's fixed point, for the lint comparison.
+	finalKarpenter []verdict.Pod
 }
 
 // Reruns is how many more times Karpenter runs on a scenario whose first run disagrees.
@@ -144,6 +152,10 @@ func RunOne(ctx context.Context, cfg Config, dir string) *Scenario {
 	}
 	s.Agree = s.Error == "" && len(s.Disagreements()) == 0
 	s.AgreeFinal = s.Error == "" && allAgree(s.Final)
+	s.AgreeLint = s.Error == ""
+	for _, w := range s.Lint {
+		s.AgreeLint = s.AgreeLint && w.Agree
+	}
 	s.Timing.Total = time.Since(start)
 	return s
 }
@@ -181,6 +193,12 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 	s.Timing.Karpenter = time.Since(t1)
 	first, final := karplint.Pods(rows), karplint.Final(rows)
 	s.take(res, first, final, 0)
+	var diags []karplint.Diagnostic
+	if s.lint != nil {
+		if diags, err = karplint.ParseLint(s.lint); err != nil {
+			return err
+		}
+	}
 	// A rerun is taken when it agrees where the kept run did not: at the first round, then
 	// at the fixed point too.
 	for run := 2; run <= Reruns+1 && !(allAgree(s.Pods) && allAgree(s.Final)); run++ {
@@ -193,6 +211,9 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 			s.take(again, first, final, run)
 		}
 	}
+	if s.lint != nil {
+		s.Lint = lintcheck.Compare(s.finalKarpenter, diags)
+	}
 	return nil
 }
 
@@ -203,6 +224,7 @@ func (s *Scenario) take(res *karpsim.Result, first, final []verdict.Pod, run int
 	s.Pods = compare(res.Pods, first)
 	s.Final = compareFinal(res.Final, final)
 	s.KarpenterRuns = run
+	s.finalKarpenter = res.Final
 }
 
 func (s *Scenario) karplintSide(ctx context.Context, cfg Config, sc *scenario.Scenario) error {
@@ -211,8 +233,15 @@ func (s *Scenario) karplintSide(ctx context.Context, cfg Config, sc *scenario.Sc
 		if s.plan, err = cfg.Karplint.Plan(ctx, s.Dir); err != nil {
 			return err
 		}
-	} else if s.plan, err = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, PlanFile)); err != nil {
-		return fmt.Errorf("no --karplint and no stored plan: %w", err)
+		if s.lint, err = cfg.Karplint.Lint(ctx, s.Dir); err != nil {
+			return err
+		}
+	} else {
+		if s.plan, err = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, PlanFile)); err != nil {
+			return fmt.Errorf("no --karplint and no stored plan: %w", err)
+		}
+		// A stored run without the lint's report compares plan only.
+		s.lint, _ = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, LintFile))
 	}
 	switch {
 	case cfg.Catalog != nil:
@@ -296,7 +325,7 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 				s := RunOne(ctx, cfg, dirs[i])
 				// Written now and then dropped: a scenario's karplint outputs are megabytes,
 				// too many to hold for a thousand scenarios.
-				if !(s.Agree && s.AgreeFinal) && cfg.Out != "" {
+				if !(s.Agree && s.AgreeFinal && s.AgreeLint) && cfg.Out != "" {
 					if err := s.Write(cfg.Out); err != nil {
 						mu.Lock()
 						if writeErr == nil {
@@ -305,7 +334,7 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 						mu.Unlock()
 					}
 				}
-				s.plan, s.types = nil, nil
+				s.plan, s.types, s.lint, s.finalKarpenter = nil, nil, nil, nil
 				results[i] = s
 			}
 		}()
@@ -341,7 +370,7 @@ func (s *Scenario) Write(out string) error {
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{DisagreementFile: append(b, '\n'), PlanFile: s.plan, InstanceTypesFile: s.types} {
+	for name, data := range map[string][]byte{DisagreementFile: append(b, '\n'), PlanFile: s.plan, InstanceTypesFile: s.types, LintFile: s.lint} {
 		if data == nil {
 			continue
 		}
@@ -378,6 +407,8 @@ func copyDir(src, dst string) error {
 func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, notes ...string) {
 	agree, pods, podsAgree, derived, reran := 0, 0, 0, 0, 0
 	agreeFinal, finalPods, finalAgree, multiRound := 0, 0, 0, 0
+	agreeLint, lintWorkloads, lintAgree, lintJudged := 0, 0, 0, 0
+	lintClasses := map[string]int{}
 	classes, finalClasses := map[string]int{}, map[string]int{}
 	var totals, karps, lints []time.Duration
 	for _, s := range results {
@@ -404,6 +435,20 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		if s.AgreeFinal {
 			agreeFinal++
 		}
+		if s.Lint != nil || s.Error != "" {
+			lintJudged++
+			if s.AgreeLint {
+				agreeLint++
+			}
+		}
+		for _, w := range s.Lint {
+			lintWorkloads++
+			if w.Agree {
+				lintAgree++
+			} else {
+				lintClasses[w.Class]++
+			}
+		}
 		if s.Rounds > 2 {
 			multiRound++
 		}
@@ -425,6 +470,11 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		}
 	}
 	for _, s := range results {
+		if s.Error == "" && s.Lint != nil && !s.AgreeLint {
+			fmt.Fprintf(w, "disagree on the lint %s: %s\n", s.Name, describeLint(s.Lint))
+		}
+	}
+	for _, s := range results {
 		if s.Error == "" && !s.AgreeFinal {
 			fmt.Fprintf(w, "disagree at the fixed point %s: %s\n", s.Name, describe(s, s.Final))
 		}
@@ -439,6 +489,10 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 	printTally(w, "", classes)
 	fmt.Fprintf(w, "oracle: fixed point: %d/%d pods agree; %d scenarios needed more than one round that placed pods\n", finalAgree, finalPods, multiRound)
 	printTally(w, "fixed point: ", finalClasses)
+	if lintJudged > 0 {
+		fmt.Fprintf(w, "oracle: lint: %d/%d workloads agree\n", lintAgree, lintWorkloads)
+		printTallyOf(w, "lint: ", "workloads", lintClasses)
+	}
 	if len(results) > 0 {
 		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s); wall %s with %d jobs\n",
 			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), wall.Round(time.Millisecond), jobs)
@@ -447,10 +501,17 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		fmt.Fprintln(w, n)
 	}
 	fmt.Fprintf(w, "oracle: %d/%d scenarios agree at the fixed point\n", agreeFinal, len(results))
+	if lintJudged > 0 {
+		fmt.Fprintf(w, "oracle: %d/%d scenarios agree on the lint's findings\n", agreeLint, lintJudged)
+	}
 	fmt.Fprintf(w, "oracle: %d/%d scenarios agree\n", agree, len(results))
 }
 
 func printTally(w io.Writer, prefix string, classes map[string]int) {
+	printTallyOf(w, prefix, "pods", classes)
+}
+
+func printTallyOf(w io.Writer, prefix, unit string, classes map[string]int) {
 	type kv struct {
 		k string
 		v int
@@ -466,7 +527,7 @@ func printTally(w io.Writer, prefix string, classes map[string]int) {
 		return tally[a].k < tally[b].k
 	})
 	for _, t := range tally {
-		fmt.Fprintf(w, "oracle: %s%6d pods  %s\n", prefix, t.v, t.k)
+		fmt.Fprintf(w, "oracle: %s%6d %s  %s\n", prefix, t.v, unit, t.k)
 	}
 }
 
@@ -488,6 +549,24 @@ func describe(s *Scenario, pods []verdict.Comparison) string {
 		}
 	}
 	if n := len(dis); n > 3 {
+		parts = append(parts, fmt.Sprintf("and %d more", n-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describeLint(ws []lintcheck.Workload) string {
+	var parts []string
+	n := 0
+	for _, w := range ws {
+		if w.Agree {
+			continue
+		}
+		n++
+		if len(parts) < 3 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", w.Workload, w.Class))
+		}
+	}
+	if n > 3 {
 		parts = append(parts, fmt.Sprintf("and %d more", n-3))
 	}
 	return strings.Join(parts, ", ")

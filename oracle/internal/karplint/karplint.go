@@ -261,3 +261,34 @@ func outcome(s string) verdict.Outcome {
 	}
 	return verdict.Unknown
 }
+
+// Lint runs `karplint --format json DIR` (the lint, as CI and pre-commit run it) and
+// returns its raw output.
+func (b Binary) Lint(ctx context.Context, dir string) ([]byte, error) {
+	return b.run(ctx, append([]string{"--format", "json"}, withConfig(dir)...)...)
+}
+
+// Diagnostic is one finding of the lint's JSON report.
+type Diagnostic struct {
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+	Object  Object `json:"object"`
+}
+
+// ParseLint parses `karplint --format json`: `{"version": 1, "diagnostics": [...]}`.
+func ParseLint(b []byte) ([]Diagnostic, error) {
+	var doc struct {
+		Version     int          `json:"version"`
+		Diagnostics []Diagnostic `json:"diagnostics"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &doc); err != nil {
+		return nil, fmt.Errorf("karplint lint json: %w", err)
+	}
+	if doc.Version != 1 {
+		return nil, fmt.Errorf("karplint lint json: version %d, want 1", doc.Version)
+	}
+	if doc.Diagnostics == nil {
+		return nil, fmt.Errorf("karplint lint json: no \"diagnostics\" array")
+	}
+	return doc.Diagnostics, nil
+}

@@ -76,6 +76,9 @@ const KindNoNodePool = "no-nodepool"
 // with other messages.
 const (
 	MsgNoNodePool = "nodepool requirements filtered out all available instance types"
+	// MsgNoCompatibleInstanceTypes is the NodePool event NewScheduler publishes for the same
+	// drop (events.go NoCompatibleInstanceTypes).
+	MsgNoCompatibleInstanceTypes = "nodepool requirements filtered out all compatible available instance types"
 	// MsgHostPortConflict is pkg/scheduling/hostportusage.go's error; existingnode.go wraps
 	// it as "checking host port usage, ...". Both are only said of existing or in-flight
 	// nodes, never of a new NodeClaim.
@@ -126,7 +129,7 @@ func Classify(msg string) string {
 		return "limits"
 	case strings.Contains(m, "unsatisfiable topology constraint"):
 		return "topology"
-	case strings.Contains(m, MsgNoNodePool):
+	case strings.Contains(m, MsgNoNodePool), strings.Contains(m, MsgNoCompatibleInstanceTypes):
 		return KindNoNodePool
 	case strings.Contains(m, MsgHostPortUsage), strings.Contains(m, MsgHostPortConflict):
 		return "host-ports"
