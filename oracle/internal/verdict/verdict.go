@@ -57,6 +57,20 @@ func (p Pod) FirstKind() string {
 	return ""
 }
 
+// Misclassified is the first per-NodePool failure whose kind is not the class of its
+// message by Classify, and that class: a side's own kind must be what its words say.
+func (p Pod) Misclassified() (*Failure, string) {
+	for i, f := range p.Failures {
+		if f.NodePool == "" || f.Message == "" {
+			continue
+		}
+		if read := Classify(f.Message); read != f.Kind {
+			return &p.Failures[i], read
+		}
+	}
+	return nil, ""
+}
+
 // Kinds lists the kind of every per-NodePool failure, in order.
 func (p Pod) Kinds() []string {
 	out := make([]string, len(p.Failures))
@@ -174,6 +188,9 @@ func Compare(karpenter, karplint Pod) Comparison {
 		c.Agree = karpenter.FirstKind() == karplint.FirstKind()
 		if !c.Agree {
 			c.Class = fmt.Sprintf("karpenter %s, karplint %s", karpenter.FirstKind(), karplint.FirstKind())
+		} else if f, read := karplint.Misclassified(); f != nil {
+			c.Agree = false
+			c.Class = fmt.Sprintf("karplint says %s, its message reads %s", f.Kind, read)
 		}
 	default:
 		c.Class = fmt.Sprintf("karpenter %s, karplint %s", summary(karpenter), summary(karplint))
