@@ -408,6 +408,7 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 	agree, pods, podsAgree, derived, reran := 0, 0, 0, 0, 0
 	agreeFinal, finalPods, finalAgree, multiRound := 0, 0, 0, 0
 	agreeLint, lintWorkloads, lintAgree, lintJudged := 0, 0, 0, 0
+	launched, ruleDiffers := 0, 0
 	lintClasses := map[string]int{}
 	classes, finalClasses := map[string]int{}, map[string]int{}
 	var totals, karps, lints []time.Duration
@@ -452,6 +453,12 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		if s.Rounds > 2 {
 			multiRound++
 		}
+		for _, ln := range s.Launched {
+			launched++
+			if ln.KarplintRule != "" {
+				ruleDiffers++
+			}
+		}
 		for _, p := range s.Final {
 			finalPods++
 			if p.Agree {
@@ -489,6 +496,7 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 	printTally(w, "", classes)
 	fmt.Fprintf(w, "oracle: fixed point: %d/%d pods agree; %d scenarios needed more than one round that placed pods\n", finalAgree, finalPods, multiRound)
 	printTally(w, "fixed point: ", finalClasses)
+	fmt.Fprintf(w, "oracle: fixed point: %d nodes launched between rounds; %d where karplint's launch rule (the cheapest of all its types, no exotic-type filter) takes another type\n", launched, ruleDiffers)
 	if lintJudged > 0 {
 		fmt.Fprintf(w, "oracle: lint: %d/%d workloads agree\n", lintAgree, lintWorkloads)
 		printTallyOf(w, "lint: ", "workloads", lintClasses)
