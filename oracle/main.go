@@ -236,6 +236,20 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		side(stdout, "karpenter", p.Karpenter)
 		side(stdout, "karplint ", p.Karplint)
 	}
+	if s.Lint != nil {
+		fmt.Fprintln(stdout, "lint's findings at the fixed point:")
+		for _, w := range s.Lint {
+			mark := "agree   "
+			if !w.Agree {
+				mark = "DISAGREE"
+			}
+			fmt.Fprintf(stdout, "%s %s  %s (karpenter: %d of %d Pending %v)\n", mark, w.Workload, w.Class, w.Pending, w.Pods, w.Kinds)
+			for _, d := range w.Findings {
+				fmt.Fprintf(stdout, "    lint %s: %s\n", d.Rule, d.Message)
+			}
+		}
+		fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree on the lint's findings\n", map[bool]int{true: 1}[s.AgreeLint])
+	}
 	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree at the fixed point\n", map[bool]int{true: 1}[s.AgreeFinal])
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree\n", map[bool]int{true: 1}[s.Agree])
