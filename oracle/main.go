@@ -27,6 +27,7 @@ import (
 	"github.com/karplint/karplint/oracle/internal/harness"
 	"github.com/karplint/karplint/oracle/internal/karplint"
 	"github.com/karplint/karplint/oracle/internal/karpsim"
+	"github.com/karplint/karplint/oracle/internal/prices"
 	"github.com/karplint/karplint/oracle/internal/scenario"
 	"github.com/karplint/karplint/oracle/internal/verdict"
 )
@@ -45,6 +46,8 @@ type common struct {
 	fs       *flag.FlagSet
 	karplint string
 	catalog  string
+	prices   string
+	rounds   int
 	verbose  bool
 }
 
@@ -53,12 +56,26 @@ func newCommon(name string, stderr io.Writer) *common {
 	c.fs.SetOutput(stderr)
 	c.fs.StringVar(&c.karplint, "karplint", "", "karplint binary (runs `plan` and `debug instance-types`)")
 	c.fs.StringVar(&c.catalog, "catalog", "", "shared instance-type catalog for every NodePool, instead of `karplint debug instance-types`")
+	c.fs.StringVar(&c.prices, "prices", "", "on-demand price table that orders the types a NodeClaim launches (default: data/prices/on-demand.csv of the repository above the working directory)")
+	c.fs.IntVar(&c.rounds, "rounds", 0, "stop Karpenter after this many provisioning rounds (0: to the fixed point)")
 	c.fs.BoolVar(&c.verbose, "v", false, "Karpenter's logs on stderr")
 	return c
 }
 
 func (c *common) config() (harness.Config, error) {
-	cfg := harness.Config{}
+	cfg := harness.Config{Rounds: c.rounds}
+	path := c.prices
+	if path == "" {
+		var err error
+		if path, err = prices.DefaultPath("."); err != nil {
+			return cfg, err
+		}
+	}
+	table, err := prices.Read(path)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Prices = table
 	if c.karplint != "" {
 		cfg.Karplint = &karplint.Binary{Path: c.karplint}
 	}
@@ -125,7 +142,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	c := newCommon("run", stderr)
 	out := c.fs.String("out", "", "write every disagreeing scenario here")
 	jobs := c.fs.Int("jobs", 2, "scenarios run in parallel")
-	minAgree := c.fs.Float64("min-agreement", -1, "exit 1 when fewer than this percentage of scenarios agree")
+	minAgree := c.fs.Float64("min-agreement", -1, "exit 1 when fewer than this percentage of scenarios agree after the first round")
+	minFinal := c.fs.Float64("min-agreement-final", -1, "exit 1 when fewer than this percentage of scenarios agree at the fixed point")
 	if err := c.fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -142,10 +160,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if *minAgree >= 0 {
+	code := 0
+	for _, gate := range []struct {
+		min  float64
+		what string
+		ok   func(*harness.Scenario) bool
+	}{
+		{*minAgree, "--min-agreement", func(s *harness.Scenario) bool { return s.Agree }},
+		{*minFinal, "--min-agreement-final", func(s *harness.Scenario) bool { return s.AgreeFinal }},
+	} {
+		if gate.min < 0 {
+			continue
+		}
 		agree := 0
 		for _, s := range results {
-			if s.Agree {
+			if gate.ok(s) {
 				agree++
 			}
 		}
@@ -153,12 +182,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		if len(results) > 0 {
 			pct = 100 * float64(agree) / float64(len(results))
 		}
-		if pct < *minAgree {
-			fmt.Fprintf(stderr, "oracle: agreement %.1f%% is below --min-agreement %.1f%%\n", pct, *minAgree)
-			return 1, nil
+		if pct < gate.min {
+			fmt.Fprintf(stderr, "oracle: agreement %.1f%% is below %s %.1f%%\n", pct, gate.what, gate.min)
+			code = 1
 		}
 	}
-	return 0, nil
+	return code, nil
 }
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {
@@ -190,7 +219,39 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		side(stdout, "karpenter", p.Karpenter)
 		side(stdout, "karplint ", p.Karplint)
 	}
+	fmt.Fprintf(stdout, "fixed point after %d rounds:\n", s.Rounds)
+	for _, ln := range s.Launched {
+		fmt.Fprintf(stdout, "  round %d: %s %s %s %s %s pods %v", ln.Round, ln.Node, ln.NodePool, ln.InstanceType, ln.Zone, ln.CapacityType, ln.Pods)
+		if ln.KarplintRule != "" {
+			fmt.Fprintf(stdout, " (karplint's rule: %s)", ln.KarplintRule)
+		}
+		fmt.Fprintln(stdout)
+	}
+	for _, p := range s.Final {
+		mark := "agree   "
+		if !p.Agree {
+			mark = "DISAGREE"
+		}
+		fmt.Fprintf(stdout, "%s %s  %s\n", mark, p.Pod, p.Class)
+		side(stdout, "karpenter", p.Karpenter)
+		side(stdout, "karplint ", p.Karplint)
+	}
+	if s.Lint != nil {
+		fmt.Fprintln(stdout, "lint's findings at the fixed point:")
+		for _, w := range s.Lint {
+			mark := "agree   "
+			if !w.Agree {
+				mark = "DISAGREE"
+			}
+			fmt.Fprintf(stdout, "%s %s  %s (karpenter: %d of %d Pending %v)\n", mark, w.Workload, w.Class, w.Pending, w.Pods, w.Kinds)
+			for _, d := range w.Findings {
+				fmt.Fprintf(stdout, "    lint %s: %s\n", d.Rule, d.Message)
+			}
+		}
+		fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree on the lint's findings\n", map[bool]int{true: 1}[s.AgreeLint])
+	}
 	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
+	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree at the fixed point\n", map[bool]int{true: 1}[s.AgreeFinal])
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree\n", map[bool]int{true: 1}[s.Agree])
 	return nil
 }
@@ -198,7 +259,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 func side(w io.Writer, who string, p verdict.Pod) {
 	switch p.Outcome {
 	case verdict.Scheduled:
-		fmt.Fprintf(w, "    %s schedules on %s\n", who, p.NodePool)
+		if p.Round > 0 {
+			fmt.Fprintf(w, "    %s schedules on %s in round %d\n", who, p.NodePool, p.Round)
+		} else {
+			fmt.Fprintf(w, "    %s schedules on %s\n", who, p.NodePool)
+		}
 	default:
 		fmt.Fprintf(w, "    %s %s [%s] %s\n", who, p.Outcome, strings.Join(kindsOrFirst(p), ","), p.Reason)
 		for _, f := range p.Failures {
@@ -259,7 +324,11 @@ func cmdSolve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	res, err := karpsim.RunRounds(ctx, sc, conv.ByNodePool, karpsim.Config{Prices: cfg.Prices, Rounds: cfg.Rounds})
 	if err != nil {
 		return err
 	}

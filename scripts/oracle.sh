@@ -4,11 +4,14 @@
 # scheduler (sigs.k8s.io/karpenter v1.14.3, run in-process by oracle/).
 #
 #   scripts/oracle.sh --scenarios N --seed S [--out DIR] [--min-agreement P]
+#                     [--min-agreement-final P] [--static-nodes P]
 #                     [--scenarios-dir DIR] [--catalog FILE] [--jobs J]
 #
 # --out DIR            where disagreeing scenarios are written (default target/oracle/disagreements);
 #                      replay one with `target/oracle/oracle replay --karplint target/release/karplint DIR/NAME`
-# --min-agreement P    exit 1 when fewer than P percent of the scenarios agree
+# --min-agreement P    exit 1 when fewer than P percent of the scenarios agree after the first round
+# --min-agreement-final P  the same at the fixed point (rounds until one places nothing)
+# --static-nodes P     the generator gives a scenario static Nodes with probability P (default 0)
 # --scenarios-dir DIR  compare the scenarios already in DIR instead of generating them
 # --catalog FILE       give every NodePool this catalog instead of `karplint debug instance-types`
 #
@@ -18,17 +21,19 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-count="" seed="" out="" min="" dir="" catalog="" jobs=2
+count="" seed="" out="" min="" minfinal="" static="" dir="" catalog="" jobs=2
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scenarios) count="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --min-agreement) min="$2"; shift 2 ;;
+    --min-agreement-final) minfinal="$2"; shift 2 ;;
+    --static-nodes) static="$2"; shift 2 ;;
     --scenarios-dir) dir="$2"; shift 2 ;;
     --catalog) catalog="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "oracle.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -64,15 +69,21 @@ echo "== go build oracle ($(cd "$root/oracle" && go version))"
 (cd "$root/oracle" && go build -o "$work/oracle" .)
 
 if [[ -z "$dir" ]]; then
+  gen=(--seed "$seed" --count "$count")
   dir="$work/scenarios-seed$seed-n$count"
-  echo "== go run ./gen --seed $seed --count $count"
+  if [[ -n "$static" ]]; then
+    gen+=(--static-nodes "$static")
+    dir="$dir-static$static"
+  fi
+  echo "== go run ./gen ${gen[*]}"
   rm -rf "$dir"
-  (cd "$root/oracle" && go run ./gen --seed "$seed" --count "$count" --out "$dir")
+  (cd "$root/oracle" && go run ./gen "${gen[@]}" --out "$dir")
 fi
 
-args=(run --karplint "$karplint" --out "$out" --jobs "$jobs")
+args=(run --karplint "$karplint" --prices "$root/data/prices/on-demand.csv" --out "$out" --jobs "$jobs")
 [[ -n "$catalog" ]] && args+=(--catalog "$catalog")
 [[ -n "$min" ]] && args+=(--min-agreement "$min")
+[[ -n "$minfinal" ]] && args+=(--min-agreement-final "$minfinal")
 rm -rf "$out"
 echo "== oracle ${args[*]} $dir"
 "$work/oracle" "${args[@]}" "$dir"

@@ -49,6 +49,13 @@ var P = struct {
 	Affinity          float64 // pod affinity on itself (drawn last, so it leaves earlier draws)
 	HostPort          float64 // Deployment container hostPort
 	IgnoredPod        float64 // pod requires karpenter.sh/nodepool DoesNotExist (Karpenter ignores it)
+	// Drawn after every feature above, so a seed's other objects stay what they were.
+	StaticNodes  float64 // per scenario: 1-3 static Nodes of a managed node group (gen --static-nodes)
+	NodeTaint    float64 // a static Node carries a taint
+	NodeTeam     float64 // a static Node carries a team label
+	Job          float64 // per scenario: a Job (and a second one, with the same chance)
+	Completions  float64 // a Job sets completions (else parallelism alone)
+	NarrowLimits float64 // per NodePool without a cpu limit: a few nodes' worth of cpu
 }{
 	ThreeZones:        0.5,
 	Bottlerocket:      0.2,
@@ -89,6 +96,15 @@ var P = struct {
 	Affinity:          0.05,
 	HostPort:          0.12,
 	IgnoredPod:        0.02,
+	// Off unless asked for (--static-nodes P): karplint matches a pod's requirements on a
+	// label a static Node lacks as if the Node had it (docs/oracle-contract.md), so they
+	// would fail the CI seed's gate for that alone.
+	StaticNodes:  0,
+	NodeTaint:    0.25,
+	NodeTeam:     0.3,
+	Job:          0.25,
+	Completions:  0.7,
+	NarrowLimits: 0.2,
 }
 
 // Probability that a NodePool constrains each key (at most one requirement per key).
@@ -147,7 +163,26 @@ var (
 	minValuesAll = 0.6 // share of In minValues equal to len(values), the strictest
 	existsMinVal = weighted{{"2", 2}, {"10", 2}, {"30", 1}, {"50", 1}}
 	generationGt = weighted{{"2", 2}, {"3", 2}, {"4", 2}, {"5", 2}, {"6", 1}}
+	narrowLimits = weighted{{"6", 2}, {"12", 2}, {"24", 1}}
+	parallelism  = weighted{{"1", 1}, {"2", 2}, {"3", 2}, {"6", 2}, {"10", 1}}
+	completions  = weighted{{"1", 1}, {"2", 1}, {"4", 2}, {"8", 1}}
 )
+
+// Static Node shapes: capacity and allocatable as the kubelet reports them (allocatable is
+// capacity less kube-reserved and the eviction threshold).
+var staticShapes = []struct {
+	Type                  string
+	Capacity, Allocatable []KV
+}{
+	{"m5.large", []KV{{"cpu", "2"}, {"memory", "7577Mi"}, {"pods", "29"}, {"ephemeral-storage", "20Gi"}},
+		[]KV{{"cpu", "1930m"}, {"memory", "6903Mi"}, {"pods", "29"}, {"ephemeral-storage", "17Gi"}}},
+	{"m5.xlarge", []KV{{"cpu", "4"}, {"memory", "15155Mi"}, {"pods", "58"}, {"ephemeral-storage", "20Gi"}},
+		[]KV{{"cpu", "3920m"}, {"memory", "14162Mi"}, {"pods", "58"}, {"ephemeral-storage", "17Gi"}}},
+	{"c6i.xlarge", []KV{{"cpu", "4"}, {"memory", "7577Mi"}, {"pods", "58"}, {"ephemeral-storage", "20Gi"}},
+		[]KV{{"cpu", "3920m"}, {"memory", "6584Mi"}, {"pods", "58"}, {"ephemeral-storage", "17Gi"}}},
+	{"r6i.large", []KV{{"cpu", "2"}, {"memory", "15155Mi"}, {"pods", "29"}, {"ephemeral-storage", "20Gi"}},
+		[]KV{{"cpu", "1930m"}, {"memory", "14481Mi"}, {"pods", "29"}, {"ephemeral-storage", "17Gi"}}},
+}
 
 // Value universes.
 var (
@@ -201,7 +236,32 @@ func Generate(seed, index uint64) *Scenario {
 	for i := range g.between(counts.Deployments) {
 		g.s.Deployments = append(g.s.Deployments, g.deployment(i))
 	}
+	// The features added later draw last, so the objects above stay what they were.
+	for i := range g.s.NodePools {
+		np := &g.s.NodePools[i]
+		if !hasKey(np.Limits, "cpu") && g.chance(P.NarrowLimits) {
+			np.Limits = append(np.Limits, KV{"cpu", g.pickW(narrowLimits)})
+		}
+	}
+	for i := 0; i < 2 && g.chance(P.Job); i++ {
+		g.s.Jobs = append(g.s.Jobs, g.job(i))
+	}
+	// Static Nodes draw last of all: turning them on or off changes nothing else.
+	if g.chance(P.StaticNodes) {
+		for i := range 1 + g.r.IntN(3) {
+			g.s.Nodes = append(g.s.Nodes, g.staticNode(i))
+		}
+	}
 	return g.s
+}
+
+func hasKey(kvs []KV, k string) bool {
+	for _, kv := range kvs {
+		if kv.Key == k {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }

@@ -36,6 +36,9 @@ func TestSeedsAndIndicesDiffer(t *testing.T) {
 }
 
 func TestScenariosAreValid(t *testing.T) {
+	saved := P
+	defer func() { P = saved }()
+	P.StaticNodes = 0.3
 	for i := range uint64(validityScenarios) {
 		s := Generate(7, i)
 		var errs []string
@@ -48,6 +51,9 @@ func TestScenariosAreValid(t *testing.T) {
 }
 
 func TestFeaturesAppear(t *testing.T) {
+	saved := P
+	defer func() { P = saved }()
+	P.StaticNodes = 0.2
 	tl := newTally()
 	for i := range uint64(1000) {
 		tl.add(Generate(3, i))
@@ -62,6 +68,8 @@ func TestFeaturesAppear(t *testing.T) {
 		"pod.preferred", "pod.spread zone DoNotSchedule", "pod.spread hostname ScheduleAnyway",
 		"pod.antiAffinity hostname required", "pod.antiAffinity zone required", "pod.hostPort",
 		"pod.ignored (nodepool DoesNotExist)", "pod.toleration Equal", "pod.required Gt",
+		"job", "job.completions", "job.completions<parallelism", "job.hostPort", "node",
+		"node.taint", "node.label team", "nodes=3",
 	}
 	for _, f := range want {
 		if tl[f] < 5 {
@@ -86,13 +94,58 @@ func checkScenario(s *Scenario) []string {
 	for _, np := range s.NodePools {
 		errs = append(errs, checkNodePool(&np, classes)...)
 	}
-	for _, wl := range append(append([]Workload{}, s.DaemonSets...), s.Deployments...) {
+	for _, wl := range append(append(append([]Workload{}, s.DaemonSets...), s.Deployments...), s.Jobs...) {
 		errs = append(errs, checkPod(wl.Name, &wl.Pod)...)
 		if wl.Kind == "Deployment" && (wl.Replicas < 1 || wl.Replicas > 5) {
 			errs = append(errs, fmt.Sprintf("%s: %d replicas", wl.Name, wl.Replicas))
 		}
+		if wl.Kind == "Job" && (wl.Parallelism < 1 || wl.Completions < 0 || wl.Pods() < 1 || wl.Pods() > wl.Parallelism) {
+			errs = append(errs, fmt.Sprintf("%s: parallelism %d, completions %d, %d pods", wl.Name, wl.Parallelism, wl.Completions, wl.Pods()))
+		}
+	}
+	names := map[string]bool{}
+	zones := map[string]bool{}
+	for _, z := range s.Zones {
+		zones[z] = true
+	}
+	for _, n := range s.Nodes {
+		if names[n.Name] {
+			errs = append(errs, "two Nodes named "+n.Name)
+		}
+		names[n.Name] = true
+		if !zones[n.Zone] {
+			errs = append(errs, fmt.Sprintf("Node %s in zone %s, not one of the cluster's", n.Name, n.Zone))
+		}
+		if len(n.Allocatable) != len(n.Capacity) {
+			errs = append(errs, "Node "+n.Name+": allocatable and capacity name different resources")
+		}
 	}
 	return errs
+}
+
+// An old seed keeps its objects: the features added later draw after every other, so a
+// scenario only gains lines from them (documents, and a NodePool's narrow cpu limit).
+func TestLaterFeaturesOnlyAdd(t *testing.T) {
+	saved := P
+	defer func() { P = saved }()
+	P.StaticNodes = 0.5
+	for i := range uint64(300) {
+		full := strings.Split(RenderManifests(Generate(20261130, i)), "\n")
+		on := P
+		P.Job, P.NarrowLimits, P.StaticNodes = 0, 0, 0
+		s := Generate(20261130, i)
+		P = on
+		old := strings.Split(RenderManifests(s), "\n")
+		j := 0
+		for _, line := range full {
+			if j < len(old) && line == old[j] {
+				j++
+			}
+		}
+		if j != len(old) {
+			t.Fatalf("%s: line %q of the older features is gone", Dir(s), old[j])
+		}
+	}
 }
 
 func checkNodePool(np *NodePool, classes map[string]bool) []string {

@@ -22,6 +22,7 @@ func main() {
 	only := flag.Int64("only", -1, "generate only this index")
 	out := flag.String("out", "", "directory to write scenarios into")
 	stats := flag.Bool("stats", false, "print how many scenarios use each feature instead of writing")
+	flag.Float64Var(&P.StaticNodes, "static-nodes", P.StaticNodes, "probability that a scenario has 1-3 static Nodes (drawn last: the other objects stay the same)")
 	flag.Parse()
 	if *out == "" && !*stats {
 		fmt.Fprintln(os.Stderr, "gen: --out DIR is required (or --stats)")

@@ -79,12 +79,27 @@ type Pod struct {
 	HostPort     int            // 0 = none
 }
 
-// Workload is a DaemonSet or Deployment.
+// Workload is a DaemonSet, Deployment or Job.
 type Workload struct {
-	Kind     string // DaemonSet | Deployment
+	Kind     string // DaemonSet | Deployment | Job
 	Name     string
 	Replicas int // Deployments only
-	Pod      Pod
+	// Parallelism and Completions of a Job (0 = absent: the API server defaults both to 1
+	// when neither is set).
+	Parallelism, Completions int
+	Pod                      Pod
+}
+
+// StaticNode is a Node of a managed node group: capacity outside Karpenter.
+type StaticNode struct {
+	Name         string
+	Group        string
+	InstanceType string
+	Zone         string
+	Labels       []KV // extra labels (team)
+	Taints       []Taint
+	Capacity     []KV
+	Allocatable  []KV
 }
 
 // Scenario is one generated test case.
@@ -96,4 +111,6 @@ type Scenario struct {
 	NodePools   []NodePool
 	DaemonSets  []Workload
 	Deployments []Workload
+	Jobs        []Workload
+	Nodes       []StaticNode
 }

@@ -55,6 +55,19 @@ func Features(s *Scenario) map[string]bool {
 	for _, d := range s.Deployments {
 		podFeatures(f, "pod.", &d.Pod)
 	}
+	for _, j := range s.Jobs {
+		f["job"] = true
+		f["job.completions"] = f["job.completions"] || j.Completions > 0
+		f["job.completions<parallelism"] = f["job.completions<parallelism"] || (j.Completions > 0 && j.Completions < j.Parallelism)
+		podFeatures(f, "pod.", &j.Pod)
+		f["job.hostPort"] = f["job.hostPort"] || j.Pod.HostPort > 0
+	}
+	for _, n := range s.Nodes {
+		f["node"] = true
+		f["node.taint"] = f["node.taint"] || len(n.Taints) > 0
+		f["node.label team"] = f["node.label team"] || len(n.Labels) > 0
+	}
+	f[fmt.Sprintf("nodes=%d", len(s.Nodes))] = len(s.Nodes) > 0
 	return f
 }
 

@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 // The two workload kinds. DaemonSets never trigger provisioning but add overhead (and host
 // ports) to every NodePool they tolerate; Deployments are the pods the oracle compares.
 
@@ -138,4 +140,51 @@ func (g *gen) antiAffinity() AntiAffinity {
 		a.Weight = 1 + g.r.IntN(100)
 	}
 	return a
+}
+
+// job is a Job whose pod is drawn like a Deployment's: min(parallelism, completions) pods
+// run at once.
+func (g *gen) job(i int) Workload {
+	wl := g.deployment(i)
+	wl.Kind, wl.Name, wl.Replicas = "Job", "job-"+names[i], 0
+	wl.Parallelism = atoi(g.pickW(parallelism))
+	if g.chance(P.Completions) {
+		wl.Completions = atoi(g.pickW(completions))
+	}
+	return wl
+}
+
+// Pods is how many pods of the workload run at once.
+func (wl *Workload) Pods() int {
+	if wl.Kind != "Job" {
+		return wl.Replicas
+	}
+	par := max(wl.Parallelism, 1)
+	if wl.Parallelism == 0 && wl.Completions == 0 {
+		return 1
+	}
+	if wl.Completions > 0 && wl.Completions < par {
+		return wl.Completions
+	}
+	return par
+}
+
+// staticNode is a Node of managed node group ng-a, in a zone of the cluster.
+func (g *gen) staticNode(i int) StaticNode {
+	shape := staticShapes[g.r.IntN(len(staticShapes))]
+	n := StaticNode{
+		Name:         fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i, 10+g.r.IntN(200)),
+		Group:        "ng-a",
+		InstanceType: shape.Type,
+		Zone:         g.pick(g.s.Zones),
+		Capacity:     shape.Capacity,
+		Allocatable:  shape.Allocatable,
+	}
+	if g.chance(P.NodeTeam) {
+		n.Labels = []KV{{"team", g.pick(teams)}}
+	}
+	if g.chance(P.NodeTaint) {
+		n.Taints = []Taint{taintCatalog[g.r.IntN(len(taintCatalog))]}
+	}
+	return n
 }

@@ -59,6 +59,12 @@ func RenderManifests(s *Scenario) string {
 	for i := range s.Deployments {
 		w.workload(&s.Deployments[i])
 	}
+	for i := range s.Jobs {
+		w.workload(&s.Jobs[i])
+	}
+	for i := range s.Nodes {
+		w.node(&s.Nodes[i])
+	}
 	return w.b.String()
 }
 
@@ -168,13 +174,26 @@ func (w *writer) taints(indent int, field string, ts []Taint) {
 }
 
 func (w *writer) workload(wl *Workload) {
-	w.header("apps/v1", wl.Kind, wl.Name, true)
+	apiVersion := "apps/v1"
+	if wl.Kind == "Job" {
+		apiVersion = "batch/v1"
+	}
+	w.header(apiVersion, wl.Kind, wl.Name, true)
 	w.line(0, "spec:")
 	if wl.Kind == "Deployment" {
 		w.line(1, "replicas: %d", wl.Replicas)
 	}
-	w.line(1, "selector:")
-	w.line(2, "matchLabels: {app: %s}", q(wl.Name))
+	if wl.Kind == "Job" {
+		if wl.Parallelism > 0 {
+			w.line(1, "parallelism: %d", wl.Parallelism)
+		}
+		if wl.Completions > 0 {
+			w.line(1, "completions: %d", wl.Completions)
+		}
+	} else {
+		w.line(1, "selector:")
+		w.line(2, "matchLabels: {app: %s}", q(wl.Name))
+	}
 	w.line(1, "template:")
 	w.line(2, "metadata:")
 	w.line(3, "labels: {app: %s}", q(wl.Name))
@@ -192,7 +211,43 @@ func (w *writer) workload(wl *Workload) {
 		w.line(4, "requests:")
 		w.kvs(5, p.PodRequests)
 	}
+	if wl.Kind == "Job" {
+		w.line(3, "restartPolicy: Never")
+	}
 	w.container(3, p)
+}
+
+// node is a static Node as the API server stores it: the labels the kubelet and EKS set,
+// its taints, and its capacity and allocatable.
+func (w *writer) node(n *StaticNode) {
+	w.header("v1", "Node", n.Name, false)
+	w.line(1, "labels:")
+	w.kvs(2, []KV{
+		{"eks.amazonaws.com/nodegroup", n.Group},
+		{"node.kubernetes.io/instance-type", n.InstanceType},
+		{"kubernetes.io/arch", "amd64"},
+		{"kubernetes.io/os", "linux"},
+		{"kubernetes.io/hostname", n.Name},
+		{"topology.kubernetes.io/zone", n.Zone},
+		{"topology.kubernetes.io/region", "us-east-1"},
+	})
+	w.kvs(2, n.Labels)
+	if len(n.Taints) > 0 {
+		w.line(0, "spec:")
+		w.line(1, "taints:")
+		for _, t := range n.Taints {
+			w.line(2, "- key: %s", q(t.Key))
+			if t.Value != "" {
+				w.line(3, "value: %s", q(t.Value))
+			}
+			w.line(3, "effect: %s", t.Effect)
+		}
+	}
+	w.line(0, "status:")
+	w.line(1, "capacity:")
+	w.kvs(2, n.Capacity)
+	w.line(1, "allocatable:")
+	w.kvs(2, n.Allocatable)
 }
 
 func (w *writer) container(indent int, p *Pod) {

@@ -17,6 +17,8 @@ import (
 	"github.com/karplint/karplint/oracle/internal/catalog"
 	"github.com/karplint/karplint/oracle/internal/karplint"
 	"github.com/karplint/karplint/oracle/internal/karpsim"
+	"github.com/karplint/karplint/oracle/internal/lintcheck"
+	"github.com/karplint/karplint/oracle/internal/prices"
 	"github.com/karplint/karplint/oracle/internal/scenario"
 	"github.com/karplint/karplint/oracle/internal/verdict"
 )
@@ -30,6 +32,7 @@ const (
 	PlanFile          = "karplint-plan.json"
 	InstanceTypesFile = "instance-types.json"
 	DisagreementFile  = "disagreement.json"
+	LintFile          = "karplint-lint.json"
 )
 
 // Config says where each side's inputs come from.
@@ -43,6 +46,11 @@ type Config struct {
 	// Cache converts each distinct NodePool instance-type array once; nil converts every
 	// scenario's afresh (RunAll makes one when it is nil).
 	Cache *catalog.Cache
+	// Prices orders the instance types each NodeClaim launches between rounds; nil runs
+	// one round only.
+	Prices prices.Table
+	// Rounds, when positive, stops Karpenter after that many rounds.
+	Rounds int
 }
 
 // Timing of one scenario.
@@ -60,11 +68,22 @@ func (t Timing) MarshalJSON() ([]byte, error) {
 
 // Scenario is the outcome of one scenario.
 type Scenario struct {
-	Name       string                  `json:"scenario"`
-	Dir        string                  `json:"-"`
-	Agree      bool                    `json:"agree"`
-	Error      string                  `json:"error,omitempty"`
-	Pods       []verdict.Comparison    `json:"pods"`
+	Name string `json:"scenario"`
+	Dir  string `json:"-"`
+	// Agree: every pod agrees after the first round.
+	Agree bool   `json:"agree"`
+	Error string `json:"error,omitempty"`
+	// AgreeFinal: every pod agrees at the fixed point.
+	AgreeFinal bool                 `json:"agreeFinal"`
+	Pods       []verdict.Comparison `json:"pods"`
+	// Final compares each pod at the fixed point (outcome, NodePool, round, first kind).
+	Final []verdict.Comparison `json:"final"`
+	// Rounds Karpenter ran to its fixed point (the last placed no pod).
+	Rounds   int                `json:"rounds"`
+	Launched []karpsim.Launched `json:"launched,omitempty"`
+	// AgreeLint: every workload's lint findings correspond to Karpenter's fixed point.
+	AgreeLint  bool                    `json:"agreeLint"`
+	Lint       []lintcheck.Workload    `json:"lint,omitempty"`
 	NodePools  []karpsim.NodePoolState `json:"karpenterNodePools"`
 	Conversion map[string]any          `json:"conversion,omitempty"`
 	// KarpenterRuns is how many times Karpenter ran before it agreed, when the first run
@@ -72,6 +91,9 @@ type Scenario struct {
 	KarpenterRuns int    `json:"karpenterRuns,omitempty"`
 	Timing        Timing `json:"timing"`
 	plan, types   []byte
+	lint          []byte
+	// finalKarpenter is the kept run's fixed point, for the lint comparison.
+	finalKarpenter []verdict.Pod
 }
 
 // Reruns is how many more times Karpenter runs on a scenario whose first run disagrees.
@@ -129,6 +151,11 @@ func RunOne(ctx context.Context, cfg Config, dir string) *Scenario {
 		s.Error = err.Error()
 	}
 	s.Agree = s.Error == "" && len(s.Disagreements()) == 0
+	s.AgreeFinal = s.Error == "" && allAgree(s.Final)
+	s.AgreeLint = s.Error == ""
+	for _, w := range s.Lint {
+		s.AgreeLint = s.AgreeLint && w.Agree
+	}
 	s.Timing.Total = time.Since(start)
 	return s
 }
@@ -158,24 +185,46 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 		}
 	}
 	t1 := time.Now()
-	res, err := karpsim.Run(ctx, sc, conv.ByNodePool)
+	kcfg := karpsim.Config{Prices: cfg.Prices, Rounds: cfg.Rounds}
+	res, err := karpsim.RunRounds(ctx, sc, conv.ByNodePool, kcfg)
 	if err != nil {
 		return err
 	}
 	s.Timing.Karpenter = time.Since(t1)
-	s.NodePools = res.NodePools
-	s.Pods = compare(res.Pods, karplint.Pods(rows))
-	for run := 2; run <= Reruns+1 && len(s.Disagreements()) > 0; run++ {
-		again, err := karpsim.Run(ctx, sc, conv.ByNodePool)
+	first, final := karplint.Pods(rows), karplint.Final(rows)
+	s.take(res, first, final, 0)
+	var diags []karplint.Diagnostic
+	if s.lint != nil {
+		if diags, err = karplint.ParseLint(s.lint); err != nil {
+			return err
+		}
+	}
+	// A rerun is taken when it agrees where the kept run did not: at the first round, then
+	// at the fixed point too.
+	for run := 2; run <= Reruns+1 && !(allAgree(s.Pods) && allAgree(s.Final)); run++ {
+		again, err := karpsim.RunRounds(ctx, sc, conv.ByNodePool, kcfg)
 		if err != nil {
 			return err
 		}
-		pods := compare(again.Pods, karplint.Pods(rows))
-		if allAgree(pods) {
-			s.Pods, s.NodePools, s.KarpenterRuns = pods, again.NodePools, run
+		pods, fin := compare(again.Pods, first), compareFinal(again.Final, final)
+		if allAgree(pods) && (allAgree(fin) || !allAgree(s.Pods)) {
+			s.take(again, first, final, run)
 		}
 	}
+	if s.lint != nil {
+		s.Lint = lintcheck.Compare(s.finalKarpenter, diags)
+	}
 	return nil
+}
+
+// take keeps Karpenter's run res, compared with karplint's verdicts after the first round
+// and at the fixed point; run is its number when it is a rerun.
+func (s *Scenario) take(res *karpsim.Result, first, final []verdict.Pod, run int) {
+	s.NodePools, s.Rounds, s.Launched = res.NodePools, res.Rounds, res.Launched
+	s.Pods = compare(res.Pods, first)
+	s.Final = compareFinal(res.Final, final)
+	s.KarpenterRuns = run
+	s.finalKarpenter = res.Final
 }
 
 func (s *Scenario) karplintSide(ctx context.Context, cfg Config, sc *scenario.Scenario) error {
@@ -184,8 +233,15 @@ func (s *Scenario) karplintSide(ctx context.Context, cfg Config, sc *scenario.Sc
 		if s.plan, err = cfg.Karplint.Plan(ctx, s.Dir); err != nil {
 			return err
 		}
-	} else if s.plan, err = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, PlanFile)); err != nil {
-		return fmt.Errorf("no --karplint and no stored plan: %w", err)
+		if s.lint, err = cfg.Karplint.Lint(ctx, s.Dir); err != nil {
+			return err
+		}
+	} else {
+		if s.plan, err = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, PlanFile)); err != nil {
+			return fmt.Errorf("no --karplint and no stored plan: %w", err)
+		}
+		// A stored run without the lint's report compares plan only.
+		s.lint, _ = os.ReadFile(filepath.Join(s.Dir, ArtefactDir, LintFile))
 	}
 	switch {
 	case cfg.Catalog != nil:
@@ -207,6 +263,15 @@ func (s *Scenario) karplintSide(ctx context.Context, cfg Config, sc *scenario.Sc
 
 // compare pairs the two sides' pods by name; a pod only one side knows is a disagreement.
 func compare(karp, lint []verdict.Pod) []verdict.Comparison {
+	return compareWith(verdict.Compare, karp, lint)
+}
+
+// compareFinal pairs the pods at the fixed point (verdict.CompareFinal).
+func compareFinal(karp, lint []verdict.Pod) []verdict.Comparison {
+	return compareWith(verdict.CompareFinal, karp, lint)
+}
+
+func compareWith(cmp func(k, l verdict.Pod) verdict.Comparison, karp, lint []verdict.Pod) []verdict.Comparison {
 	byName := map[string]verdict.Pod{}
 	for _, p := range lint {
 		byName[p.Pod] = p
@@ -218,7 +283,7 @@ func compare(karp, lint []verdict.Pod) []verdict.Comparison {
 			l = verdict.Pod{Pod: k.Pod, Workload: k.Workload, Replica: k.Replica, Outcome: verdict.Unknown}
 		}
 		delete(byName, k.Pod)
-		out = append(out, verdict.Compare(k, l))
+		out = append(out, cmp(k, l))
 	}
 	rest := make([]string, 0, len(byName))
 	for n := range byName {
@@ -227,7 +292,7 @@ func compare(karp, lint []verdict.Pod) []verdict.Comparison {
 	sort.Strings(rest)
 	for _, n := range rest {
 		l := byName[n]
-		out = append(out, verdict.Compare(verdict.Pod{Pod: n, Workload: l.Workload, Replica: l.Replica, Outcome: verdict.Unknown}, l))
+		out = append(out, cmp(verdict.Pod{Pod: n, Workload: l.Workload, Replica: l.Replica, Outcome: verdict.Unknown}, l))
 	}
 	return out
 }
@@ -260,7 +325,7 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 				s := RunOne(ctx, cfg, dirs[i])
 				// Written now and then dropped: a scenario's karplint outputs are megabytes,
 				// too many to hold for a thousand scenarios.
-				if !s.Agree && cfg.Out != "" {
+				if !(s.Agree && s.AgreeFinal && s.AgreeLint) && cfg.Out != "" {
 					if err := s.Write(cfg.Out); err != nil {
 						mu.Lock()
 						if writeErr == nil {
@@ -269,7 +334,7 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 						mu.Unlock()
 					}
 				}
-				s.plan, s.types = nil, nil
+				s.plan, s.types, s.lint, s.finalKarpenter = nil, nil, nil, nil
 				results[i] = s
 			}
 		}()
@@ -305,7 +370,7 @@ func (s *Scenario) Write(out string) error {
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{DisagreementFile: append(b, '\n'), PlanFile: s.plan, InstanceTypesFile: s.types} {
+	for name, data := range map[string][]byte{DisagreementFile: append(b, '\n'), PlanFile: s.plan, InstanceTypesFile: s.types, LintFile: s.lint} {
 		if data == nil {
 			continue
 		}
@@ -341,7 +406,11 @@ func copyDir(src, dst string) error {
 // scenario agreement line.
 func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, notes ...string) {
 	agree, pods, podsAgree, derived, reran := 0, 0, 0, 0, 0
-	classes := map[string]int{}
+	agreeFinal, finalPods, finalAgree, multiRound := 0, 0, 0, 0
+	agreeLint, lintWorkloads, lintAgree, lintJudged := 0, 0, 0, 0
+	launched, ruleDiffers := 0, 0
+	lintClasses := map[string]int{}
+	classes, finalClasses := map[string]int{}, map[string]int{}
 	var totals, karps, lints []time.Duration
 	for _, s := range results {
 		if s.Agree {
@@ -364,13 +433,57 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 				classes[p.Class]++
 			}
 		}
+		if s.AgreeFinal {
+			agreeFinal++
+		}
+		if s.Lint != nil || s.Error != "" {
+			lintJudged++
+			if s.AgreeLint {
+				agreeLint++
+			}
+		}
+		for _, w := range s.Lint {
+			lintWorkloads++
+			if w.Agree {
+				lintAgree++
+			} else {
+				lintClasses[w.Class]++
+			}
+		}
+		if s.Rounds > 2 {
+			multiRound++
+		}
+		for _, ln := range s.Launched {
+			launched++
+			if ln.KarplintRule != "" {
+				ruleDiffers++
+			}
+		}
+		for _, p := range s.Final {
+			finalPods++
+			if p.Agree {
+				finalAgree++
+			} else {
+				finalClasses[p.Class]++
+			}
+		}
 		totals = append(totals, s.Timing.Total)
 		karps = append(karps, s.Timing.Karpenter)
 		lints = append(lints, s.Timing.Karplint)
 	}
 	for _, s := range results {
 		if !s.Agree {
-			fmt.Fprintf(w, "disagree %s: %s\n", s.Name, describe(s))
+			fmt.Fprintf(w, "disagree %s: %s\n", s.Name, describe(s, s.Pods))
+		}
+	}
+	for _, s := range results {
+		if s.Error == "" && s.Lint != nil && !s.AgreeLint {
+			fmt.Fprintf(w, "disagree on the lint %s: %s\n", s.Name, describeLint(s.Lint))
+		}
+	}
+	for _, s := range results {
+		if s.Error == "" && !s.AgreeFinal {
+			fmt.Fprintf(w, "disagree at the fixed point %s: %s\n", s.Name, describe(s, s.Final))
 		}
 	}
 	if derived > 0 {
@@ -380,6 +493,33 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		fmt.Fprintf(w, "oracle: %d scenarios agree on a rerun of Karpenter (it picks among equal topology domains at random)\n", reran)
 	}
 	fmt.Fprintf(w, "oracle: %d/%d pods agree\n", podsAgree, pods)
+	printTally(w, "", classes)
+	fmt.Fprintf(w, "oracle: fixed point: %d/%d pods agree; %d scenarios needed more than one round that placed pods\n", finalAgree, finalPods, multiRound)
+	printTally(w, "fixed point: ", finalClasses)
+	fmt.Fprintf(w, "oracle: fixed point: %d nodes launched between rounds; %d where karplint's launch rule (the cheapest of all its types, no exotic-type filter) takes another type\n", launched, ruleDiffers)
+	if lintJudged > 0 {
+		fmt.Fprintf(w, "oracle: lint: %d/%d workloads agree\n", lintAgree, lintWorkloads)
+		printTallyOf(w, "lint: ", "workloads", lintClasses)
+	}
+	if len(results) > 0 {
+		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s); wall %s with %d jobs\n",
+			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), wall.Round(time.Millisecond), jobs)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	fmt.Fprintf(w, "oracle: %d/%d scenarios agree at the fixed point\n", agreeFinal, len(results))
+	if lintJudged > 0 {
+		fmt.Fprintf(w, "oracle: %d/%d scenarios agree on the lint's findings\n", agreeLint, lintJudged)
+	}
+	fmt.Fprintf(w, "oracle: %d/%d scenarios agree\n", agree, len(results))
+}
+
+func printTally(w io.Writer, prefix string, classes map[string]int) {
+	printTallyOf(w, prefix, "pods", classes)
+}
+
+func printTallyOf(w io.Writer, prefix, unit string, classes map[string]int) {
 	type kv struct {
 		k string
 		v int
@@ -395,30 +535,46 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		return tally[a].k < tally[b].k
 	})
 	for _, t := range tally {
-		fmt.Fprintf(w, "oracle: %6d pods  %s\n", t.v, t.k)
+		fmt.Fprintf(w, "oracle: %s%6d %s  %s\n", prefix, t.v, unit, t.k)
 	}
-	if len(results) > 0 {
-		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s); wall %s with %d jobs\n",
-			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), wall.Round(time.Millisecond), jobs)
-	}
-	for _, n := range notes {
-		fmt.Fprintln(w, n)
-	}
-	fmt.Fprintf(w, "oracle: %d/%d scenarios agree\n", agree, len(results))
 }
 
-func describe(s *Scenario) string {
+func describe(s *Scenario, pods []verdict.Comparison) string {
 	if s.Error != "" {
 		return "error: " + s.Error
 	}
 	var parts []string
-	for _, d := range s.Disagreements() {
+	var dis []verdict.Comparison
+	for _, p := range pods {
+		if !p.Agree {
+			dis = append(dis, p)
+		}
+	}
+	for _, d := range dis {
 		parts = append(parts, fmt.Sprintf("%s (%s)", d.Pod, d.Class))
 		if len(parts) == 3 {
 			break
 		}
 	}
-	if n := len(s.Disagreements()); n > 3 {
+	if n := len(dis); n > 3 {
+		parts = append(parts, fmt.Sprintf("and %d more", n-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describeLint(ws []lintcheck.Workload) string {
+	var parts []string
+	n := 0
+	for _, w := range ws {
+		if w.Agree {
+			continue
+		}
+		n++
+		if len(parts) < 3 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", w.Workload, w.Class))
+		}
+	}
+	if n > 3 {
 		parts = append(parts, fmt.Sprintf("and %d more", n-3))
 	}
 	return strings.Join(parts, ", ")

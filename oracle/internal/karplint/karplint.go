@@ -28,9 +28,12 @@ type Object struct {
 // fixed point; FirstRound, for a pod Pending after the first round (placed in a later one or
 // never), is the kind of its failure then.
 type PodRow struct {
-	Replica    int     `json:"replica"`
-	Outcome    string  `json:"outcome"`
-	NodePool   *string `json:"nodepool"`
+	Replica  int     `json:"replica"`
+	Outcome  string  `json:"outcome"`
+	NodePool *string `json:"nodepool"`
+	// NodeGroup is the static node group a replica is bound to.
+	NodeGroup  *string `json:"node_group"`
+	Round      int     `json:"round"`
 	Kind       string  `json:"kind"`
 	FirstRound string  `json:"first_round"`
 }
@@ -140,12 +143,20 @@ func ParsePlan(b []byte) ([]Row, error) {
 	return plan.Workloads, nil
 }
 
-// Pods expands the Deployment rows into one verdict per replica, named like the oracle
-// names the pods (`<deployment>-<i>`).
-func Pods(rows []Row) []verdict.Pod {
+// Workloads are the kinds of plan rows the oracle compares: those whose pods it makes.
+var Workloads = map[string]bool{"Deployment": true, "Job": true}
+
+// Pods expands the Deployment and Job rows into one verdict per replica after karplint's
+// first round, named like the oracle names the pods (`<workload>-<i>`).
+func Pods(rows []Row) []verdict.Pod { return expand(rows, false) }
+
+// Final expands the rows into each replica's verdict at karplint's fixed point.
+func Final(rows []Row) []verdict.Pod { return expand(rows, true) }
+
+func expand(rows []Row, final bool) []verdict.Pod {
 	var out []verdict.Pod
 	for _, r := range rows {
-		if r.Object.Kind != "Deployment" {
+		if !Workloads[r.Object.Kind] {
 			continue
 		}
 		ns := r.Object.Namespace
@@ -159,19 +170,26 @@ func Pods(rows []Row) []verdict.Pod {
 		for i := 0; i < r.Replicas; i++ {
 			v := verdict.Pod{
 				Pod:      fmt.Sprintf("%s/%s-%d", ns, r.Object.Name, i),
-				Workload: "Deployment/" + ns + "/" + r.Object.Name,
+				Workload: r.Object.Kind + "/" + ns + "/" + r.Object.Name,
 				Replica:  i,
 			}
 			if p, ok := perReplica[i]; ok {
-				fillFromPod(&v, r, p)
+				fillFromPod(&v, r, p, final)
 			} else {
 				fillFromRow(&v, r)
+				if final && v.Outcome == verdict.Scheduled {
+					v.Round = 1
+				}
 			}
 			out = append(out, v)
 		}
 	}
 	return out
 }
+
+// ExistingNodePool is what the oracle calls the pool of a pod bound to a static node
+// (karpsim.ExistingNodePool).
+const ExistingNodePool = "(existing node)"
 
 func fillFromRow(v *verdict.Pod, r Row) {
 	v.Outcome = outcome(r.Outcome)
@@ -188,16 +206,23 @@ func fillFromRow(v *verdict.Pod, r Row) {
 	}
 }
 
-func fillFromPod(v *verdict.Pod, r Row, p PodRow) {
+func fillFromPod(v *verdict.Pod, r Row, p PodRow, final bool) {
 	v.Outcome = outcome(p.Outcome)
-	// Karpenter's side runs one provisioning round: compare what karplint decided after
-	// the first.
-	if p.FirstRound != "" {
+	// After the first round: a replica with first_round was Pending then, with that kind.
+	if p.FirstRound != "" && !final {
 		v.Outcome = verdict.Pending
 		p.Kind = p.FirstRound
 	}
 	if p.NodePool != nil && v.Outcome == verdict.Scheduled {
 		v.NodePool = *p.NodePool
+	}
+	if p.NodeGroup != nil && v.Outcome == verdict.Scheduled {
+		// Bound to a static node before the first round's batch.
+		v.NodePool = ExistingNodePool
+		p.Round = 1
+	}
+	if final && v.Outcome == verdict.Scheduled {
+		v.Round = p.Round
 	}
 	if v.Outcome != verdict.Pending {
 		return
@@ -235,4 +260,35 @@ func outcome(s string) verdict.Outcome {
 		return verdict.Ignored
 	}
 	return verdict.Unknown
+}
+
+// Lint runs `karplint --format json DIR` (the lint, as CI and pre-commit run it) and
+// returns its raw output.
+func (b Binary) Lint(ctx context.Context, dir string) ([]byte, error) {
+	return b.run(ctx, append([]string{"--format", "json"}, withConfig(dir)...)...)
+}
+
+// Diagnostic is one finding of the lint's JSON report.
+type Diagnostic struct {
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+	Object  Object `json:"object"`
+}
+
+// ParseLint parses `karplint --format json`: `{"version": 1, "diagnostics": [...]}`.
+func ParseLint(b []byte) ([]Diagnostic, error) {
+	var doc struct {
+		Version     int          `json:"version"`
+		Diagnostics []Diagnostic `json:"diagnostics"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &doc); err != nil {
+		return nil, fmt.Errorf("karplint lint json: %w", err)
+	}
+	if doc.Version != 1 {
+		return nil, fmt.Errorf("karplint lint json: version %d, want 1", doc.Version)
+	}
+	if doc.Diagnostics == nil {
+		return nil, fmt.Errorf("karplint lint json: no \"diagnostics\" array")
+	}
+	return doc.Diagnostics, nil
 }

@@ -83,3 +83,37 @@ func TestParsePlanReadsTheVersionedObjectAndTheOldArray(t *testing.T) {
 		}
 	}
 }
+
+const rounds = `{"version": 1, "workloads": [
+ {"object": {"kind": "Job", "name": "batch"}, "replicas": 3, "outcome": "schedules", "nodepool": "a", "reason": null,
+  "pods": [{"replica": 0, "outcome": "schedules", "nodepool": null, "node_group": "ng", "kind": null},
+           {"replica": 1, "outcome": "schedules", "nodepool": "a", "round": 1, "kind": null},
+           {"replica": 2, "outcome": "schedules", "nodepool": "a", "round": 2, "kind": null, "first_round": "limits"}]}
+]}`
+
+// After round 1 a replica with first_round is Pending with that kind; at the fixed point it
+// is placed, in its round. A replica on a static node is on "(existing node)", in round 1.
+func TestPodsAndFinalOfRounds(t *testing.T) {
+	rows, err := ParsePlan([]byte(rounds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, final := Pods(rows), Final(rows)
+	if len(first) != 3 || len(final) != 3 {
+		t.Fatalf("%d and %d pods, want 3", len(first), len(final))
+	}
+	if p := first[2]; p.Outcome != verdict.Pending || p.FirstKind() != "limits" || p.Workload != "Job/default/batch" {
+		t.Errorf("after round 1, %s: %s %s (%s)", p.Pod, p.Outcome, p.FirstKind(), p.Workload)
+	}
+	for i, want := range []struct {
+		pool  string
+		round int
+	}{{ExistingNodePool, 1}, {"a", 1}, {"a", 2}} {
+		if p := final[i]; p.Outcome != verdict.Scheduled || p.NodePool != want.pool || p.Round != want.round {
+			t.Errorf("fixed point %s: %s %q round %d, want %q round %d", p.Pod, p.Outcome, p.NodePool, p.Round, want.pool, want.round)
+		}
+	}
+	if p := first[0]; p.NodePool != ExistingNodePool {
+		t.Errorf("after round 1, %s: %q, want %q", p.Pod, p.NodePool, ExistingNodePool)
+	}
+}

@@ -31,12 +31,14 @@ import (
 	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
+	pscheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
 	_ "github.com/karplint/karplint/oracle/internal/awslabels" // the AWS provider's label registrations
+	"github.com/karplint/karplint/oracle/internal/prices"
 	"github.com/karplint/karplint/oracle/internal/scenario"
 	"github.com/karplint/karplint/oracle/internal/verdict"
 )
@@ -52,11 +54,31 @@ type NodePoolState struct {
 
 // Result is Karpenter's verdict on every pod of a scenario.
 type Result struct {
-	Pods      []verdict.Pod   `json:"pods"`
+	// Pods is the verdict of the first provisioning round (one Provisioner.Schedule).
+	Pods []verdict.Pod `json:"pods"`
+	// Final is each pod's fate at the fixed point: rounds run until one places no pod.
+	Final     []verdict.Pod   `json:"final"`
 	NodePools []NodePoolState `json:"nodePools"`
-	// NodeClaims counts the NodeClaims Karpenter would create, per NodePool.
+	// NodeClaims counts the NodeClaims Karpenter would create in the first round, per NodePool.
 	NodeClaims map[string]int `json:"nodeClaims"`
-	Duration   time.Duration  `json:"-"`
+	// Rounds is how many Provisioner.Schedule calls ran (the last placed no pod).
+	Rounds int `json:"rounds"`
+	// Launched are the nodes the rounds' NodeClaims became.
+	Launched []Launched    `json:"launched,omitempty"`
+	Duration time.Duration `json:"-"`
+}
+
+// MaxRounds bounds the rounds of one scenario; each round that places a pod launches at
+// least one node or fills an existing one, so a fixed point comes well before.
+const MaxRounds = 64
+
+// Config is what the rounds need besides the scenario and its instance types.
+type Config struct {
+	// Prices orders the instance types a NodeClaim launches (data/prices/on-demand.csv).
+	// Without it the oracle runs one round only.
+	Prices prices.Table
+	// Rounds, when positive, stops after that many rounds.
+	Rounds int
 }
 
 // Options returns Karpenter's controller options at their production defaults (the flag
@@ -71,8 +93,23 @@ func Options() (*options.Options, error) {
 	return o, nil
 }
 
-// Run schedules every pending pod of sc with the given instance types per NodePool.
+// Run schedules every pending pod of sc with the given instance types per NodePool, one
+// round only.
 func Run(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprovider.InstanceType) (*Result, error) {
+	return RunRounds(ctx, sc, its, Config{Rounds: 1})
+}
+
+// RunRounds runs provisioning rounds to a fixed point, as a cluster lives them: each round
+// is one Provisioner.Schedule over the pods still Pending (GetPendingPods lists the pods
+// with no node); after it, every NodeClaim it made launches (launcher: cheapest type,
+// first zone) and becomes a registered, initialized Node with its NodeClaim in the cluster
+// state (Cluster.UpdateNodeClaim, Cluster.UpdateNode), its pods and the DaemonSet pods that
+// run there bound to it (Cluster.UpdatePod), and pods the round put on existing nodes are
+// bound there. The next round's NewScheduler sees those nodes as existing nodes
+// (calculateExistingNodeClaims → NewExistingNode), charges their capacity to their
+// NodePool's limits (updateRemainingResources) and NewTopology counts their pods
+// (countDomains). The rounds stop when one places no pod.
+func RunRounds(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprovider.InstanceType, cfg Config) (*Result, error) {
 	start := time.Now()
 	opts, err := Options()
 	if err != nil {
@@ -100,10 +137,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprov
 	for _, ds := range sc.DaemonSets {
 		objs = append(objs, ds.DeepCopy())
 	}
+	for _, n := range sc.Nodes {
+		objs = append(objs, n.DeepCopy())
+	}
 	pods := []*corev1.Pod{}
-	for _, d := range sc.Deployments {
-		for i := 0; i < int(replicas(d)); i++ {
-			p := podFor(d, i)
+	for _, w := range sc.Workloads() {
+		for i := 0; i < w.Pods; i++ {
+			p := podFor(w, i)
 			pods = append(pods, p)
 			objs = append(objs, p)
 		}
@@ -113,6 +153,23 @@ func Run(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprov
 	cp := &cloudProvider{byNodePool: its}
 	clk := clock.RealClock{}
 	cluster := state.NewCluster(clk, kube, cp)
+	// The static Nodes of the scenario, with the DaemonSet pods that run there: unmanaged
+	// existing nodes (no NodeClaim: StateNode.Managed is false, so Registered and
+	// Initialized), as the node controller's informer would put them in the cluster state.
+	for _, n := range sc.Nodes {
+		node := &corev1.Node{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(n), node); err != nil {
+			return nil, err
+		}
+		for _, p := range daemonPodsFor(ctx, node, sc.DaemonSets) {
+			if err := kube.Create(ctx, p); err != nil {
+				return nil, err
+			}
+		}
+		if err := cluster.UpdateNode(ctx, node); err != nil {
+			return nil, fmt.Errorf("static node %s: %w", n.Name, err)
+		}
+	}
 	rec := &recorder{}
 	prov := provisioning.NewProvisioner(kube, rec, cp, cluster, clk, nil, nil)
 
@@ -124,41 +181,99 @@ func Run(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprov
 			ignored[p.UID] = err
 		}
 	}
-	results, err := prov.Schedule(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("karpenter: %w", err)
-	}
-
+	l := &launcher{prices: cfg.Prices, zones: append([]string(nil), sc.Zones...)}
+	sort.Strings(l.zones)
 	placed := map[types.UID]string{}
-	debug := os.Getenv("ORACLE_DEBUG_NODECLAIMS") != ""
-	for _, nc := range results.NewNodeClaims {
-		if debug {
-			names := make([]string, 0, len(nc.InstanceTypeOptions))
-			for _, it := range nc.InstanceTypeOptions {
-				names = append(names, it.Name)
-			}
-			podNames := make([]string, 0, len(nc.Pods))
-			for _, p := range nc.Pods {
-				podNames = append(podNames, p.Name)
-			}
-			fmt.Fprintf(os.Stderr, "nodeclaim %s pods=%v requirements=%v types(%d)=%v\n", nc.NodePoolName, podNames, nc.Requirements, len(names), names)
-		}
-		res.NodeClaims[nc.NodePoolName]++
-		for _, p := range nc.Pods {
-			placed[p.UID] = nc.NodePoolName
-		}
-	}
-	for _, en := range results.ExistingNodes {
-		for _, p := range en.Pods {
-			placed[p.UID] = "(existing node)"
-		}
-	}
+	roundOf := map[types.UID]int{}
 	errs := map[types.UID]error{}
-	for p, e := range results.PodErrors {
-		errs[p.UID] = e
+	debug := os.Getenv("ORACLE_DEBUG_NODECLAIMS") != ""
+	maxRounds := MaxRounds
+	if cfg.Rounds > 0 {
+		maxRounds = cfg.Rounds
 	}
-	noPools := !anyReady(res.NodePools)
-	templates := templateOrder(sc.NodePools, res.NodePools, rec)
+	if cfg.Prices == nil {
+		maxRounds = 1
+	}
+	var templates []string
+	for round := 1; round <= maxRounds; round++ {
+		rec.reset()
+		results, err := prov.Schedule(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("karpenter round %d: %w", round, err)
+		}
+		res.Rounds = round
+		if round == 1 {
+			templates = templateOrder(sc.NodePools, res.NodePools, rec)
+		}
+		n := 0
+		for _, en := range results.ExistingNodes {
+			// A node an earlier round launched keeps its NodePool; a static node has none.
+			pool := en.Labels()[v1.NodePoolLabelKey]
+			if pool == "" {
+				pool = ExistingNodePool
+			}
+			for _, p := range en.Pods {
+				placed[p.UID] = pool
+				roundOf[p.UID] = round
+				if err := bind(ctx, kube, cluster, p, en.Name()); err != nil {
+					return nil, err
+				}
+				n++
+			}
+		}
+		for _, nc := range results.NewNodeClaims {
+			if debug {
+				names := make([]string, 0, len(nc.InstanceTypeOptions))
+				for _, it := range nc.InstanceTypeOptions {
+					names = append(names, it.Name)
+				}
+				podNames := make([]string, 0, len(nc.Pods))
+				for _, p := range nc.Pods {
+					podNames = append(podNames, p.Name)
+				}
+				fmt.Fprintf(os.Stderr, "round %d nodeclaim %s pods=%v requirements=%v types(%d)=%v\n", round, nc.NodePoolName, podNames, nc.Requirements, len(names), names)
+			}
+			if round == 1 {
+				res.NodeClaims[nc.NodePoolName]++
+			}
+			for _, p := range nc.Pods {
+				placed[p.UID] = nc.NodePoolName
+				roundOf[p.UID] = round
+				n++
+			}
+			if round == maxRounds {
+				continue
+			}
+			if err := launchNode(ctx, kube, cluster, l, nc, round, sc.DaemonSets, res); err != nil {
+				return nil, err
+			}
+		}
+		if round == 1 {
+			res.Pods = verdicts(pods, ignored, placed, errs, results, templates, res.NodePools, nil)
+		}
+		errs = map[types.UID]error{}
+		for p, e := range results.PodErrors {
+			errs[p.UID] = e
+		}
+		if n == 0 || round == maxRounds {
+			res.Final = verdicts(pods, ignored, placed, errs, results, templates, res.NodePools, roundOf)
+			break
+		}
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// ExistingNodePool is the NodePool both sides give a pod bound to a node that already
+// exists: a static node, or a node an earlier round launched.
+const ExistingNodePool = "(existing node)"
+
+// verdicts reads each pod's fate after a round: placed (in this or an earlier round), or
+// the round's error for it. roundOf, when given, fills each placed pod's round.
+func verdicts(pods []*corev1.Pod, ignored map[types.UID]error, placed map[types.UID]string, errs map[types.UID]error, results pscheduling.Results, templates []string, states []NodePoolState, roundOf map[types.UID]int) []verdict.Pod {
+	errs = mergeErrors(errs, results)
+	noPools := !anyReady(states)
+	var out []verdict.Pod
 	for _, p := range pods {
 		v := podVerdict(p, ignored, placed, errs, noPools)
 		if len(v.Failures) == len(templates) {
@@ -166,10 +281,70 @@ func Run(ctx context.Context, sc *scenario.Scenario, its map[string][]*cloudprov
 				v.Failures[i].NodePool = templates[i]
 			}
 		}
-		res.Pods = append(res.Pods, v)
+		if roundOf != nil && v.Outcome == verdict.Scheduled {
+			v.Round = roundOf[p.UID]
+		}
+		out = append(out, v)
 	}
-	res.Duration = time.Since(start)
-	return res, nil
+	return out
+}
+
+func mergeErrors(errs map[types.UID]error, results pscheduling.Results) map[types.UID]error {
+	out := map[types.UID]error{}
+	for k, v := range errs {
+		out[k] = v
+	}
+	for p, e := range results.PodErrors {
+		out[p.UID] = e
+	}
+	return out
+}
+
+// launchNode makes nc a node (launcher.launch, launcher.nodeFor) with its pods and the
+// DaemonSet pods that run there bound to it, in the client and the cluster state.
+func launchNode(ctx context.Context, kube client.Client, cluster *state.Cluster, l *launcher, nc *pscheduling.NodeClaim, round int, dss []*appsv1.DaemonSet, res *Result) error {
+	it, zone, capacityType, rule := l.launch(nc)
+	if it == nil {
+		return nil // no offering: Create fails, the pods stay where Karpenter nominated them
+	}
+	claim, node := l.nodeFor(nc, it, zone, capacityType)
+	if err := kube.Create(ctx, claim); err != nil {
+		return fmt.Errorf("nodeclaim %s: %w", claim.Name, err)
+	}
+	if err := kube.Create(ctx, node); err != nil {
+		return fmt.Errorf("node %s: %w", node.Name, err)
+	}
+	for _, p := range daemonPodsFor(ctx, node, dss) {
+		if err := kube.Create(ctx, p); err != nil {
+			return err
+		}
+	}
+	cluster.UpdateNodeClaim(claim)
+	if err := cluster.UpdateNode(ctx, node); err != nil {
+		return fmt.Errorf("node %s: %w", node.Name, err)
+	}
+	ln := Launched{Round: round, Node: node.Name, NodePool: nc.NodePoolName, InstanceType: it.Name, Zone: zone, CapacityType: capacityType, KarplintRule: rule}
+	for _, p := range nc.Pods {
+		if err := bind(ctx, kube, cluster, p, node.Name); err != nil {
+			return err
+		}
+		ln.Pods = append(ln.Pods, p.Name)
+	}
+	res.Launched = append(res.Launched, ln)
+	return nil
+}
+
+// bind binds pod p to node in the client and the cluster state (Cluster.UpdatePod).
+func bind(ctx context.Context, kube client.Client, cluster *state.Cluster, p *corev1.Pod, node string) error {
+	stored := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), stored); err != nil {
+		return err
+	}
+	bindTo(stored, node)
+	if err := kube.Update(ctx, stored); err != nil {
+		return fmt.Errorf("binding %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return cluster.UpdatePod(ctx, stored)
 }
 
 // templateOrder names the NodeClaim templates Scheduler.addToNewNodeClaim tries, in order:
@@ -210,6 +385,12 @@ type recorder struct {
 	events []events.Event
 }
 
+func (r *recorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = nil
+}
+
 func (r *recorder) Publish(es ...events.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -228,7 +409,7 @@ func anyReady(nps []NodePoolState) bool {
 func podVerdict(p *corev1.Pod, ignored map[types.UID]error, placed map[types.UID]string, errs map[types.UID]error, noPools bool) verdict.Pod {
 	v := verdict.Pod{
 		Pod:      p.Namespace + "/" + p.Name,
-		Workload: "Deployment/" + p.Namespace + "/" + p.Annotations[workloadLabel],
+		Workload: p.Annotations[workloadLabel],
 		Replica:  replicaOf(p),
 	}
 	if err, ok := ignored[p.UID]; ok {
@@ -350,38 +531,31 @@ func nodeClassRef(o client.Object) v1.NodeClassReference {
 }
 
 const (
-	workloadLabel = "oracle.karplint.io/deployment"
+	workloadLabel = "oracle.karplint.io/workload"
 	replicaLabel  = "oracle.karplint.io/replica"
 )
 
-func replicas(d *appsv1.Deployment) int32 {
-	if d.Spec.Replicas == nil {
-		return 1 // the API server's default
-	}
-	return *d.Spec.Replicas
-}
-
-// podFor is replica i of Deployment d as the API server would store it: the template's
+// podFor is pod i of workload w as the API server would store it: the template's
 // labels and spec, requests defaulted from limits (core/v1 SetDefaults_Pod), Pending with
 // PodScheduled=False/Unschedulable so Karpenter treats it as provisionable.
-func podFor(d *appsv1.Deployment, i int) *corev1.Pod {
-	name := fmt.Sprintf("%s-%d", d.Name, i)
+func podFor(w scenario.Workload, i int) *corev1.Pod {
+	name := fmt.Sprintf("%s-%d", w.Name, i)
 	labels := map[string]string{}
-	for k, v := range d.Spec.Template.Labels {
+	for k, v := range w.Template.Labels {
 		labels[k] = v
 	}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
-			Namespace:   d.Namespace,
-			UID:         types.UID(d.Namespace + "/" + name),
+			Namespace:   w.Namespace,
+			UID:         types.UID(w.Namespace + "/" + name),
 			Labels:      labels,
-			Annotations: d.Spec.Template.Annotations,
+			Annotations: w.Template.Annotations,
 			CreationTimestamp: metav1.Time{
 				Time: time.Unix(1_700_000_000, 0),
 			},
 		},
-		Spec: *d.Spec.Template.Spec.DeepCopy(),
+		Spec: *w.Template.Spec.DeepCopy(),
 		Status: corev1.PodStatus{
 			Phase: corev1.PodPending,
 			Conditions: []corev1.PodCondition{{
@@ -393,7 +567,7 @@ func podFor(d *appsv1.Deployment, i int) *corev1.Pod {
 	}
 	// Bookkeeping the oracle reads back, as annotations so no selector sees it.
 	p.Annotations = mergeAnnotations(p.Annotations, map[string]string{
-		workloadLabel: d.Name,
+		workloadLabel: w.Key(),
 		replicaLabel:  fmt.Sprint(i),
 	})
 	defaultRequests(p)

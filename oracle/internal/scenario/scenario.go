@@ -14,6 +14,8 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -39,7 +41,10 @@ type Scenario struct {
 	NodeClasses []NodeClass
 	DaemonSets  []*appsv1.DaemonSet
 	Deployments []*appsv1.Deployment
-	Zones       []string
+	Jobs        []*batchv1.Job
+	// Nodes are the static Nodes (capacity outside Karpenter: no karpenter.sh/nodepool label).
+	Nodes []*corev1.Node
+	Zones []string
 	// Skipped counts documents of other kinds, by apiVersion/kind.
 	Skipped map[string]int
 }
@@ -129,6 +134,19 @@ func (s *Scenario) parseDoc(doc []byte) error {
 		}
 		defaultNamespace(&d.ObjectMeta.Namespace)
 		s.Deployments = append(s.Deployments, d)
+	case "batch/v1/Job":
+		j := &batchv1.Job{}
+		if err := yaml.Unmarshal(doc, j); err != nil {
+			return fmt.Errorf("Job %q: %w", h.Metadata.Name, err)
+		}
+		defaultNamespace(&j.ObjectMeta.Namespace)
+		s.Jobs = append(s.Jobs, j)
+	case "v1/Node":
+		n := &corev1.Node{}
+		if err := yaml.Unmarshal(doc, n); err != nil {
+			return fmt.Errorf("Node %q: %w", h.Metadata.Name, err)
+		}
+		s.Nodes = append(s.Nodes, n)
 	default:
 		s.Skipped[h.APIVersion+"/"+h.Kind]++
 	}
@@ -150,10 +168,57 @@ func (s *Scenario) Namespaces() []string {
 	for _, d := range s.DaemonSets {
 		seen[d.Namespace] = true
 	}
+	for _, j := range s.Jobs {
+		seen[j.Namespace] = true
+	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {
 		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Workload is a controller of pending pods: a Deployment or a Job.
+type Workload struct {
+	Kind      string // "Deployment" or "Job"
+	Name      string
+	Namespace string
+	// Pods is how many pods run at once: a Deployment's replicas (1 when unset, the API
+	// server's default); a Job's min(parallelism, completions), each defaulting to 1, and
+	// parallelism alone when completions is unset (the Job controller's active pods).
+	Pods     int
+	Template corev1.PodTemplateSpec
+}
+
+// Key is Kind/namespace/name.
+func (w Workload) Key() string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
+
+// Workloads lists the Deployments, then the Jobs.
+func (s *Scenario) Workloads() []Workload {
+	var out []Workload
+	for _, d := range s.Deployments {
+		n := 1
+		if d.Spec.Replicas != nil {
+			n = int(*d.Spec.Replicas)
+		}
+		out = append(out, Workload{Kind: "Deployment", Name: d.Name, Namespace: d.Namespace, Pods: n, Template: d.Spec.Template})
+	}
+	for _, j := range s.Jobs {
+		out = append(out, Workload{Kind: "Job", Name: j.Name, Namespace: j.Namespace, Pods: JobPods(j), Template: j.Spec.Template})
+	}
+	return out
+}
+
+// JobPods is how many pods of Job j run at once (the Job controller's manageJob: active
+// pods up to parallelism, and no more than the completions still to go).
+func JobPods(j *batchv1.Job) int {
+	par := 1
+	if j.Spec.Parallelism != nil {
+		par = int(*j.Spec.Parallelism)
+	}
+	if j.Spec.Completions != nil && int(*j.Spec.Completions) < par {
+		return int(*j.Spec.Completions)
+	}
+	return par
 }

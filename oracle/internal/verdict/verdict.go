@@ -32,11 +32,13 @@ type Failure struct {
 
 // Pod is one side's verdict on one pod.
 type Pod struct {
-	Pod      string    `json:"pod"`      // namespace/name, name = <deployment>-<i>
-	Workload string    `json:"workload"` // Kind/namespace/name
-	Replica  int       `json:"replica"`
-	Outcome  Outcome   `json:"outcome"`
-	NodePool string    `json:"nodepool,omitempty"`
+	Pod      string  `json:"pod"`      // namespace/name, name = <workload>-<i>
+	Workload string  `json:"workload"` // Kind/namespace/name
+	Replica  int     `json:"replica"`
+	Outcome  Outcome `json:"outcome"`
+	NodePool string  `json:"nodepool,omitempty"`
+	// Round is the provisioning round that placed the pod (at the fixed point only).
+	Round    int       `json:"round,omitempty"`
 	Reason   string    `json:"reason,omitempty"` // the whole message, when not scheduled
 	Failures []Failure `json:"failures,omitempty"`
 }
@@ -53,6 +55,20 @@ func (p Pod) FirstKind() string {
 		return Classify(p.Reason)
 	}
 	return ""
+}
+
+// Misclassified is the first per-NodePool failure whose kind is not the class of its
+// message by Classify, and that class: a side's own kind must be what its words say.
+func (p Pod) Misclassified() (*Failure, string) {
+	for i, f := range p.Failures {
+		if f.NodePool == "" || f.Message == "" {
+			continue
+		}
+		if read := Classify(f.Message); read != f.Kind {
+			return &p.Failures[i], read
+		}
+	}
+	return nil, ""
 }
 
 // Kinds lists the kind of every per-NodePool failure, in order.
@@ -74,6 +90,9 @@ const KindNoNodePool = "no-nodepool"
 // with other messages.
 const (
 	MsgNoNodePool = "nodepool requirements filtered out all available instance types"
+	// MsgNoCompatibleInstanceTypes is the NodePool event NewScheduler publishes for the same
+	// drop (events.go NoCompatibleInstanceTypes).
+	MsgNoCompatibleInstanceTypes = "nodepool requirements filtered out all compatible available instance types"
 	// MsgHostPortConflict is pkg/scheduling/hostportusage.go's error; existingnode.go wraps
 	// it as "checking host port usage, ...". Both are only said of existing or in-flight
 	// nodes, never of a new NodeClaim.
@@ -124,7 +143,7 @@ func Classify(msg string) string {
 		return "limits"
 	case strings.Contains(m, "unsatisfiable topology constraint"):
 		return "topology"
-	case strings.Contains(m, MsgNoNodePool):
+	case strings.Contains(m, MsgNoNodePool), strings.Contains(m, MsgNoCompatibleInstanceTypes):
 		return KindNoNodePool
 	case strings.Contains(m, MsgHostPortUsage), strings.Contains(m, MsgHostPortConflict):
 		return "host-ports"
@@ -169,6 +188,9 @@ func Compare(karpenter, karplint Pod) Comparison {
 		c.Agree = karpenter.FirstKind() == karplint.FirstKind()
 		if !c.Agree {
 			c.Class = fmt.Sprintf("karpenter %s, karplint %s", karpenter.FirstKind(), karplint.FirstKind())
+		} else if f, read := karplint.Misclassified(); f != nil {
+			c.Agree = false
+			c.Class = fmt.Sprintf("karplint says %s, its message reads %s", f.Kind, read)
 		}
 	default:
 		c.Class = fmt.Sprintf("karpenter %s, karplint %s", summary(karpenter), summary(karplint))
@@ -184,4 +206,15 @@ func summary(p Pod) string {
 		return "unknown"
 	}
 	return p.FirstKind()
+}
+
+// CompareFinal compares the two sides at the fixed point: as Compare, and a pod both place
+// on the same NodePool must be placed in the same round.
+func CompareFinal(karpenter, karplint Pod) Comparison {
+	c := Compare(karpenter, karplint)
+	if c.Agree && karpenter.Outcome == Scheduled && karpenter.Round != karplint.Round {
+		c.Agree = false
+		c.Class = fmt.Sprintf("different round (karpenter %d, karplint %d)", karpenter.Round, karplint.Round)
+	}
+	return c
 }

@@ -1,0 +1,72 @@
+package lintcheck
+
+import (
+	"testing"
+
+	"github.com/karplint/karplint/oracle/internal/karplint"
+	"github.com/karplint/karplint/oracle/internal/verdict"
+)
+
+func pending(name string, replica int, pool, kind, msg string) verdict.Pod {
+	return verdict.Pod{Pod: "default/" + name, Workload: "Deployment/default/api", Replica: replica, Outcome: verdict.Pending,
+		Reason: msg, Failures: []verdict.Failure{{NodePool: pool, Kind: kind, Message: msg}}}
+}
+
+func placed(name string, replica int) verdict.Pod {
+	return verdict.Pod{Pod: "default/" + name, Workload: "Deployment/default/api", Replica: replica, Outcome: verdict.Scheduled, NodePool: "np"}
+}
+
+func finding(rule, msg string) karplint.Diagnostic {
+	return karplint.Diagnostic{Rule: rule, Message: msg, Object: karplint.Object{Kind: "Deployment", Namespace: "default", Name: "api"}}
+}
+
+const limitsMsg = "all available instance types exceed limits for nodepool (NodePool=np)"
+
+func TestCompare(t *testing.T) {
+	twoOfThree := []verdict.Pod{placed("api-0", 0), pending("api-1", 1, "np", "limits", limitsMsg), pending("api-2", 2, "np", "limits", limitsMsg)}
+	cases := []struct {
+		name  string
+		pods  []verdict.Pod
+		diags []karplint.Diagnostic
+		agree bool
+		class string
+	}{
+		{"placed, no finding", []verdict.Pod{placed("api-0", 0)}, nil, true, ""},
+		{"placed, a finding", []verdict.Pod{placed("api-0", 0)},
+			[]karplint.Diagnostic{finding("untolerated-taint", `no NodePool can schedule this pod: NodePool "np": did not tolerate taint`)},
+			false, "karpenter places every pod, lint untolerated-taint"},
+		{"pending, no finding", twoOfThree, nil, false, "karpenter limits, lint says nothing"},
+		{"pending, the right rule and count", twoOfThree,
+			[]karplint.Diagnostic{finding("replicas-exceed-capacity", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": `+limitsMsg)},
+			true, ""},
+		{"pending, the wrong count", twoOfThree,
+			[]karplint.Diagnostic{finding("replicas-exceed-capacity", `1 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": `+limitsMsg)},
+			false, "replicas-exceed-capacity: karpenter leaves 2 of 3 Pending, lint 1"},
+		{"pending, the wrong rule", twoOfThree,
+			[]karplint.Diagnostic{finding("no-instance-type-fits", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": no instance type has enough resources`)},
+			false, "karpenter limits, lint no-instance-type-fits"},
+		{"pending, a message that is not its rule's", twoOfThree,
+			[]karplint.Diagnostic{finding("replicas-exceed-capacity", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": no instance type has enough resources`)},
+			false, "lint replicas-exceed-capacity, its message reads resources"},
+	}
+	for _, c := range cases {
+		got := Compare(c.pods, c.diags)
+		if len(got) != 1 {
+			t.Fatalf("%s: %d workloads", c.name, len(got))
+		}
+		if got[0].Agree != c.agree || got[0].Class != c.class {
+			t.Errorf("%s: agree %v class %q, want %v %q", c.name, got[0].Agree, got[0].Class, c.agree, c.class)
+		}
+	}
+}
+
+func TestMessageKind(t *testing.T) {
+	for msg, want := range map[string]string{
+		`no NodePool can schedule this pod: NodePool "np-b": NodePool requirements filtered out all compatible available instance types`: verdict.KindNoNodePool,
+		`3 of 20 replicas stay Pending once every pod of the run is placed: NodePool "gpu": ` + limitsMsg:                                "limits",
+	} {
+		if got := MessageKind(msg); got != want {
+			t.Errorf("%q: %s, want %s", msg, got, want)
+		}
+	}
+}
