@@ -12,6 +12,7 @@ pub mod export;
 pub(crate) mod memo;
 pub(crate) mod pod;
 pub(crate) mod pool;
+pub(crate) mod preferences;
 pub mod prices;
 pub(crate) mod requirements;
 pub(crate) mod scheduler;

@@ -10,6 +10,7 @@
 //! Every requirement keeps the span of the selector entry it came from, so a finding can
 //! point at the exact line to change.
 
+use super::preferences::{Relaxable, Relaxation};
 use super::requirements::{self, Operator, Requirement, Requirements};
 use super::taints::{Effect, Toleration, TolerationOperator};
 use super::version::KarpenterVersion;
@@ -140,25 +141,28 @@ pub fn attempts(obj: &Object, spec: &PodSpec) -> Result<Vec<Attempt>, Ignored> {
     // Preferred terms, heaviest first (stable for equal weights, as Karpenter sorts).
     let mut preferred: Vec<_> = na.preferred.iter().collect();
     preferred.sort_by_key(|p| std::cmp::Reverse(p.weight.as_ref().map(|w| w.value).unwrap_or(0)));
-    let mut out = Vec::new();
-    let last = required.len() - 1;
-    for (i, r) in required.iter().enumerate() {
-        let mut prefs = preferred.iter().peekable();
-        if i < last {
-            // Earlier terms are tried with the heaviest preference only, then dropped.
-            out.push(with_preference(obj, r, prefs.next().copied())?);
-            continue;
+    // `Preferences.Relax`'s node-affinity relaxations, each the next attempt: the earlier
+    // required terms go first (each tried with the heaviest preference), then the last
+    // term stays and the preferences go one by one, heaviest first.
+    let relaxable = Relaxable {
+        required_node_terms: required.len(),
+        preferred_node_terms: preferred.len(),
+        ..Relaxable::default()
+    };
+    let (mut term, mut preference) = (0, 0);
+    let mut out = vec![with_preference(
+        obj,
+        &required[0],
+        preferred.first().copied(),
+    )?];
+    for relaxation in relaxable.node_order() {
+        match relaxation {
+            Relaxation::RequiredNodeTerm => term += 1,
+            Relaxation::PreferredNodeTerm => preference += 1,
+            _ => continue,
         }
-        // The last term stays; preferences are dropped one by one, heaviest first.
-        let mut rest: Vec<_> = preferred.clone();
-        loop {
-            let first = rest.first().copied();
-            out.push(with_preference(obj, r, first)?);
-            if rest.is_empty() {
-                break;
-            }
-            rest.remove(0);
-        }
+        let next = preferred.get(preference).copied();
+        out.push(with_preference(obj, &required[term], next)?);
     }
     // Karpenter's own pods: `validateKarpenterManagedLabelCanExist` reads the pod's first
     // attempt (`NewPodRequirements`: nodeSelector, the heaviest preferred term, the first

@@ -22,6 +22,7 @@
 
 use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::PoolType;
+use super::preferences::{Relaxable, Relaxation};
 use super::requirements::{LABEL_ZONE, Requirement, Requirements};
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
 use super::taints::{Effect, Toleration, TolerationOperator};
@@ -90,7 +91,8 @@ impl PendingWorkload {
                 .collect(),
             tolerations: tolerations.clone(),
         };
-        let (steps, inverse) = relaxation_steps(spec, &identity, attempts);
+        let (steps, inverse) =
+            relaxation_steps(spec, &identity, attempts, sim.prefer_no_schedule());
         Some(PendingWorkload {
             replicas,
             steps,
@@ -110,17 +112,16 @@ enum TermSource<'s> {
     Affinity(Term),
 }
 
-/// The workload's relaxation steps and its required anti-affinity terms. Karpenter relaxes
-/// one thing at a time, the first of (`Preferences.Relax`): a required node-affinity term
-/// while more than one is left, a preferred pod-affinity term, a preferred pod
-/// anti-affinity term (each heaviest first), a preferred node-affinity term, a
-/// `ScheduleAnyway` spread constraint (swapped out with the last one), then
-/// `PreferNoSchedule` taints. `attempts` are the node requirement steps ([`pod::attempts`]
-/// with [`Simulator::relaxations`]); the topology steps repeat the attempt they stand at.
+/// The workload's relaxation steps and its required anti-affinity terms: one step for
+/// the pod as written and one after each relaxation of `Preferences.Relax`, in its order
+/// ([`Relaxable::order`]). `attempts` are the node requirement steps ([`pod::attempts`]
+/// with [`Simulator::relaxations`]), one for the pod as written and one per relaxation that
+/// changes them; the relaxations of topology terms repeat the attempt they stand at.
 fn relaxation_steps(
     spec: &PodSpec,
     pod: &PodIdentity,
     attempts: Vec<Attempt>,
+    prefer_no_schedule: bool,
 ) -> (Vec<Step>, Vec<Term>) {
     let na = &spec.affinity.node_affinity;
     let required = na
@@ -128,7 +129,6 @@ fn relaxation_steps(
         .as_ref()
         .map_or(0, |r| r.node_selector_terms.len())
         .max(1);
-    let preferred = na.preferred.len();
     let mut sources = Vec::new();
     let mut spreads = Vec::new();
     for tsc in spec.topology_spread_constraints.iter() {
@@ -140,6 +140,8 @@ fn relaxation_steps(
         sources.push(TermSource::Spread(tsc));
     }
     let mut inverse = Vec::new();
+    // The preferred pod terms, in the order `Relax` removes them: affinity, then
+    // anti-affinity, each heaviest first.
     let mut preferred_pod_terms = Vec::new();
     for (kind, a) in [
         (GroupType::PodAffinity, &spec.affinity.pod_affinity),
@@ -191,31 +193,44 @@ fn relaxation_steps(
             tolerations,
         }
     };
+    let relaxable = Relaxable {
+        required_node_terms: required,
+        preferred_pod_affinity_terms: spec.affinity.pod_affinity.preferred.len(),
+        preferred_pod_anti_affinity_terms: spec.affinity.pod_anti_affinity.preferred.len(),
+        preferred_node_terms: na.preferred.len(),
+        schedule_anyway_spreads: spreads.iter().filter(|(_, anyway)| *anyway).count(),
+        prefer_no_schedule,
+    };
     let mut active: Vec<usize> = (0..sources.len()).collect();
-    if attempts.len() < required + preferred {
+    let order = relaxable.order();
+    let node_steps = order.iter().filter(|r| r.changes_attempt()).count();
+    if attempts.len() != node_steps + 1 {
+        // Not the attempts of this pod's relaxations: every attempt with every term.
         let steps = attempts.iter().map(|a| step(a, &active, 0)).collect();
         return (steps, inverse);
     }
-    let last_required = required - 1;
-    let mut steps = Vec::new();
-    for (i, a) in attempts[..=last_required].iter().enumerate() {
-        steps.push(step(a, &active, i));
-    }
-    for t in preferred_pod_terms {
-        active.retain(|&a| a != t);
-        steps.push(step(&attempts[last_required], &active, last_required));
-    }
-    for a in &attempts[last_required + 1..required + preferred] {
-        steps.push(step(a, &active, last_required));
-    }
-    let node_relaxed = &attempts[required + preferred - 1];
-    while let Some(i) = spreads.iter().position(|(_, anyway)| *anyway) {
-        let (t, _) = spreads.swap_remove(i);
-        active.retain(|&a| a != t);
-        steps.push(step(node_relaxed, &active, last_required));
-    }
-    for a in &attempts[required + preferred..] {
-        steps.push(step(a, &active, last_required));
+    let (mut attempt, mut first_required) = (0, 0);
+    let mut pod_terms = preferred_pod_terms.into_iter();
+    let mut steps = vec![step(&attempts[0], &active, 0)];
+    for relaxation in order {
+        match relaxation {
+            Relaxation::RequiredNodeTerm => {
+                attempt += 1;
+                first_required += 1;
+            }
+            Relaxation::PreferredNodeTerm | Relaxation::PreferNoScheduleTaints => attempt += 1,
+            Relaxation::PreferredPodAffinityTerm | Relaxation::PreferredPodAntiAffinityTerm => {
+                let t = pod_terms.next();
+                active.retain(|&a| Some(a) != t);
+            }
+            Relaxation::ScheduleAnywaySpread => {
+                if let Some(i) = spreads.iter().position(|(_, anyway)| *anyway) {
+                    let (t, _) = spreads.swap_remove(i);
+                    active.retain(|&a| a != t);
+                }
+            }
+        }
+        steps.push(step(&attempts[attempt], &active, first_required));
     }
     (steps, inverse)
 }

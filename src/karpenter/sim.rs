@@ -17,6 +17,7 @@
 use super::catalog::Catalog;
 use super::pod::{self, Attempt, HostPort, Ignored, Requests};
 use super::pool::{Exclusion, Pool, PoolType};
+use super::preferences;
 use super::requirements::{Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
 use super::version::KarpenterVersion;
@@ -471,16 +472,15 @@ impl<'a, 'c> Simulator<'a, 'c> {
 
     /// The pod's relaxation steps: its requirement `attempts`, then, when a pool has a
     /// `PreferNoSchedule` taint, the last one again tolerating those taints (karpenter-model §3.4,
-    /// `Preferences.toleratePreferNoScheduleTaints`).
-    pub(super) fn relaxations(&self, mut attempts: Vec<Attempt>) -> Vec<Attempt> {
-        if self.prefer_no_schedule
-            && let Some(last) = attempts.last()
-        {
-            let mut tolerating = last.clone();
-            tolerating.tolerates_prefer_no_schedule = true;
-            attempts.push(tolerating);
-        }
-        attempts
+    /// [`preferences::tolerating_prefer_no_schedule`]).
+    pub(super) fn relaxations(&self, attempts: Vec<Attempt>) -> Vec<Attempt> {
+        preferences::tolerating_prefer_no_schedule(attempts, self.prefer_no_schedule)
+    }
+
+    /// Whether some NodePool has a `PreferNoSchedule` taint: Karpenter's last relaxation
+    /// then tolerates them (`ToleratePreferNoSchedule`).
+    pub(super) fn prefer_no_schedule(&self) -> bool {
+        self.prefer_no_schedule
     }
 
     /// What is left of type `t` of pool `pool` for more pods once `requests` and the
