@@ -10,7 +10,8 @@
 //! the built-in workloads, and the pod templates of the workload CRDs.
 //!
 //! A map (`labels`, `limits`, `nodeSelector`) and a node that preserves unknown fields take
-//! any key; a merge key (`<<`) and an alias are not looked into. A document the event
+//! any key; a merge key (`<<`), a strategic merge patch's `$` directive and an alias are not
+//! looked into. A document the event
 //! parser rejects yields nothing: serde-saphyr's verdict on it stands.
 
 use crate::model::UnknownField;
@@ -356,7 +357,9 @@ impl<'a> Walker<'a> {
     ) -> Expect<'r> {
         match expect {
             Expect::Ref(Ref::Type(t)) => {
-                if key == "<<" {
+                // A merge key, or a strategic merge patch's directive (`$patch`,
+                // `$setElementOrder/…`, `$retainKeys`) in a kustomize patch.
+                if key == "<<" || key.starts_with('$') {
                     return Expect::Ref(Ref::Leaf);
                 }
                 match self.s.def(t).field(key) {
@@ -585,8 +588,7 @@ mod tests {
 
     #[test]
     fn merge_keys_aliases_and_broken_yaml_report_nothing() {
-        let yaml =
-            "apiVersion: v1\nkind: Pod\nspec:\n  <<: {x: 1}\n  affinity: &a {nodeAffinity: {}}\n";
+        let yaml = "apiVersion: v1\nkind: Pod\nspec:\n  <<: {x: 1}\n  $patch: replace\n  affinity: &a {nodeAffinity: {}}\n";
         assert!(fields(yaml, "v1", "Pod").is_empty());
         assert!(fields("apiVersion: v1\nkind: Pod\nspec: {taint: [\n", "v1", "Pod").is_empty());
     }
