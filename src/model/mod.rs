@@ -212,6 +212,25 @@ pub struct Object {
     pub kind_span: Span,
     pub meta: ObjectMeta,
     pub body: Body,
+    /// The keys the API server does not know, for the kinds with a schema (found by the
+    /// parse stage against `data/schemas/fields.txt`); usually empty.
+    pub unknown_fields: Box<[UnknownField]>,
+}
+
+/// A key of an object that its schema does not declare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// The key's bytes, relative to the document.
+    pub offset: u32,
+    pub len: u32,
+    pub key: Str,
+    /// Where it was written, in Kubernetes' notation (`spec.template.spec.containers[0]`);
+    /// empty at the top of the object.
+    pub parent: String,
+    /// A field of the same object close enough to be the one meant.
+    pub suggestion: Option<Str>,
+    /// Else, the path of an object near it that has a field of this name.
+    pub belongs_to: Option<String>,
 }
 
 impl Object {

@@ -10,6 +10,7 @@
 //! the other documents of its file are still linted.
 
 pub(crate) mod document;
+pub(crate) mod fields;
 pub(crate) mod pods;
 pub(crate) mod scan;
 pub(crate) mod skim;
@@ -505,10 +506,14 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                 Some(Kind::Other) => pods::holder(&doc, text),
                 _ => None,
             };
+            let list = classify(&doc) == Some(Kind::List);
             let mut doc = *doc;
             let rejected_ints = std::mem::take(&mut doc.rejected_ints);
             let mut objects = Vec::new();
             let count = into_objects(id, offset, doc, context, &mut objects);
+            if !list && !context {
+                check_fields(text, &mut objects);
+            }
             // A document read as several workloads is one object read once per pod template
             // (a CRD): an integer it rejects belongs to the object as a whole.
             let owner = objects.first().map(|o| Box::new(ObjectRef::of(o).whole()));
@@ -538,6 +543,51 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             invalid.sort_by_key(|p| (p.span.offset, p.span.len));
             DocResult::Objects(objects, count, invalid, holder)
         }
+    }
+}
+
+/// Finds the keys of a document's objects that their schemas do not declare
+/// ([`fields`]): the whole object for the kinds with a schema, the pod templates of a
+/// workload CRD whose template is a plain `PodTemplateSpec` (not Knative's
+/// `RevisionTemplateSpec`).
+fn check_fields(text: &str, objects: &mut [Object]) {
+    use crate::model::crd::CrdKind;
+    let Some(first) = objects.first() else { return };
+    match first.kind {
+        Kind::Crd(CrdKind::KnativeService | CrdKind::KnativeConfiguration) => {}
+        Kind::Crd(_) => {
+            let templates: Vec<(usize, String)> = (objects.iter().enumerate())
+                .filter_map(|(i, o)| {
+                    let part = o.workload()?.part.as_ref()?;
+                    let path = part.spec_path.as_deref()?.strip_suffix(".spec")?;
+                    Some((i, path.to_string()))
+                })
+                .collect();
+            if templates.is_empty() {
+                return;
+            }
+            let paths = templates.iter().map(|(_, p)| p.clone()).collect();
+            let (api, kind) = (first.api_version.clone(), first.kind_name.clone());
+            let found = fields::unknown_fields(text, &api, &kind, &fields::Entry::Templates(paths));
+            let mut per_object: Vec<Vec<crate::model::UnknownField>> =
+                vec![Vec::new(); objects.len()];
+            for (t, f) in found {
+                if let Some((i, _)) = templates.get(t) {
+                    per_object[*i].push(f);
+                }
+            }
+            for (o, found) in objects.iter_mut().zip(per_object) {
+                o.unknown_fields = found.into_boxed_slice();
+            }
+        }
+        _ if objects.len() == 1
+            && fields::schemas().checks(&first.api_version, &first.kind_name) =>
+        {
+            let (api, kind) = (first.api_version.clone(), first.kind_name.clone());
+            let found = fields::unknown_fields(text, &api, &kind, &fields::Entry::Object);
+            objects[0].unknown_fields = found.into_iter().map(|(_, f)| f).collect();
+        }
+        _ => {}
     }
 }
 
@@ -634,6 +684,7 @@ fn into_objects(
             kind_span: Span::default(),
             meta,
             body,
+            unknown_fields: Box::default(),
         };
         o.kind_span = o.span(&k);
         o.api_version_span = o.span(&api);

@@ -295,6 +295,7 @@ rules! {
     mod restricted_label_selector::RestrictedLabelSelector,
     mod startup_taint_without_agent::StartupTaintWithoutAgent,
     mod subnet_ip_exhaustion::SubnetIpExhaustion,
+    mod unknown_field::UnknownField,
     mod unsatisfiable_pod_affinity::UnsatisfiablePodAffinity,
     mod unsatisfiable_topology_spread::UnsatisfiableTopologySpread,
     scheduling::UntoleratedTaint,
