@@ -601,6 +601,27 @@ pub fn first_of_each<K: std::hash::Hash + Eq>(
         .collect()
 }
 
+/// `p` made absolute and lexically normal (`.` and `..` resolved, symlinks kept), so that
+/// paths named in different ways (kustomizations, baselines, arguments) compare equal.
+pub fn normal(p: &Path) -> PathBuf {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

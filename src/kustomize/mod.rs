@@ -627,26 +627,7 @@ fn relative_to_cwd(p: &Path) -> PathBuf {
     }
 }
 
-/// `p` made absolute and lexically normal (`.` and `..` resolved, symlinks kept), so that
-/// paths from different kustomizations compare equal.
-pub fn normal(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub use crate::discover::normal;
 
 /// Renders one root with origin annotations. The root's own kustomization is not changed:
 /// a kustomization in a temporary directory lists the root (by a relative path, as

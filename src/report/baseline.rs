@@ -52,7 +52,7 @@ impl Names {
     /// The names of a baseline file at `path`, written now.
     pub fn of_baseline_at(path: &Path) -> Names {
         let dir = path.parent().unwrap_or(Path::new(""));
-        Names::RelativeTo(absolute(dir))
+        Names::RelativeTo(crate::discover::normal(dir))
     }
 
     /// How `baseline`, read from `path`, names files.
@@ -66,31 +66,12 @@ impl Names {
     /// The name of `source` in a baseline.
     fn name(&self, source: &super::Source) -> String {
         match (self, source.path()) {
-            (Names::RelativeTo(dir), Some(p)) => relative(dir, &absolute(p)),
+            (Names::RelativeTo(dir), Some(p)) => relative(dir, &crate::discover::normal(p)),
             _ => source.name.clone(),
         }
     }
 }
 
-/// `p` made absolute against the working directory, `.` and `..` resolved lexically.
-fn absolute(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
 
 /// The path of `file` from `dir` (both absolute and normal), with `/` separators and `..`
 /// where `file` is not below `dir`.
@@ -431,7 +412,7 @@ mod tests {
             );
         }
         assert_eq!(
-            absolute(Path::new("/r/./a/../b.yaml")),
+            crate::discover::normal(Path::new("/r/./a/../b.yaml")),
             PathBuf::from("/r/b.yaml")
         );
     }
