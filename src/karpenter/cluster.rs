@@ -156,15 +156,20 @@ impl NodeGroup {
         out
     }
 
-    /// Does a pod with these requirements match the nodes' labels? Well-known labels the
-    /// facts do not state (zone, hostname, …) are assumed to match.
+    /// Does a pod with these requirements match the nodes' labels? Well-known labels that
+    /// every EC2 node carries but the facts do not state (zone, region, hostname, …) are
+    /// assumed to match. The labels of Karpenter's domains (`karpenter.sh/*`,
+    /// `karpenter.k8s.aws/*`) are only on the nodes Karpenter launches: a pod that requires
+    /// one does not match a node without it (`Requirements.Compatible` in
+    /// `ExistingNode.CanAdd`: "label … does not have known values"; the kube-scheduler's
+    /// node affinity refuses the node too).
     pub fn matches(&self, reqs: &Requirements, catalog: &Catalog) -> bool {
         let labels = self.node_labels(catalog);
         reqs.iter().all(|r| match labels.get(r.key()) {
             Some(v) => r.has(v),
             None => {
                 matches!(r.operator(), Operator::NotIn | Operator::DoesNotExist)
-                    || requirements::is_well_known(r.key())
+                    || (requirements::is_well_known(r.key()) && !karpenter_domain(r.key()))
                     || r.key() == requirements::LABEL_HOSTNAME
             }
         })
@@ -506,6 +511,15 @@ pub fn static_only(obj: &Object, spec: &PodSpec) -> Option<StaticOnly> {
         }
     }
     is_karpenter_controller(obj).then_some(StaticOnly::KarpenterController)
+}
+
+/// Whether `key` is in a domain of Karpenter's labels (`karpenter.sh`, `karpenter.k8s.aws`
+/// and their subdomains), which only nodes Karpenter launches carry.
+fn karpenter_domain(key: &str) -> bool {
+    let domain = requirements::label_domain(key);
+    ["karpenter.sh", "karpenter.k8s.aws"]
+        .iter()
+        .any(|d| domain == *d || domain.ends_with(&format!(".{d}")))
 }
 
 #[cfg(test)]

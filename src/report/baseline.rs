@@ -72,7 +72,6 @@ impl Names {
     }
 }
 
-
 /// The path of `file` from `dir` (both absolute and normal), with `/` separators and `..`
 /// where `file` is not below `dir`.
 fn relative(dir: &Path, file: &Path) -> String {
