@@ -210,15 +210,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	for _, np := range s.NodePools {
 		fmt.Fprintf(stdout, "  nodepool %-20s weight %3d ready %-5v types %3d %s\n", np.Name, np.Weight, np.Ready, np.Types, np.Reason)
 	}
-	for _, p := range s.Pods {
-		mark := "agree   "
-		if !p.Agree {
-			mark = "DISAGREE"
-		}
-		fmt.Fprintf(stdout, "%s %s  %s\n", mark, p.Pod, p.Class)
-		side(stdout, "karpenter", p.Karpenter)
-		side(stdout, "karplint ", p.Karplint)
-	}
+	printPods(stdout, s.Pods)
 	fmt.Fprintf(stdout, "fixed point after %d rounds:\n", s.Rounds)
 	for _, ln := range s.Launched {
 		fmt.Fprintf(stdout, "  round %d: %s %s %s %s %s pods %v", ln.Round, ln.Node, ln.NodePool, ln.InstanceType, ln.Zone, ln.CapacityType, ln.Pods)
@@ -227,15 +219,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	for _, p := range s.Final {
-		mark := "agree   "
-		if !p.Agree {
-			mark = "DISAGREE"
-		}
-		fmt.Fprintf(stdout, "%s %s  %s\n", mark, p.Pod, p.Class)
-		side(stdout, "karpenter", p.Karpenter)
-		side(stdout, "karplint ", p.Karplint)
-	}
+	printPods(stdout, s.Final)
 	if s.Lint != nil {
 		fmt.Fprintln(stdout, "lint's findings at the fixed point:")
 		for _, w := range s.Lint {
@@ -335,4 +319,17 @@ func cmdSolve(args []string, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
+}
+
+// printPods prints each pod's comparison, agreeing or not, with both sides' verdicts.
+func printPods(stdout io.Writer, pods []verdict.Comparison) {
+	for _, p := range pods {
+		mark := "agree   "
+		if !p.Agree {
+			mark = "DISAGREE"
+		}
+		fmt.Fprintf(stdout, "%s %s  %s\n", mark, p.Pod, p.Class)
+		side(stdout, "karpenter", p.Karpenter)
+		side(stdout, "karplint ", p.Karplint)
+	}
 }
