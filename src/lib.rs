@@ -6,6 +6,8 @@
 //! → [`report`], with the Karpenter simulator in [`karpenter`] and the whole run, as named
 //! phases, in [`engine`].
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod diagnostic;

@@ -3,6 +3,12 @@
 //! `data/ec2-instance-types.csv` (Karpenter's own label values and AL2023 allocatable for
 //! 1,363 types, see `data/README.md`), and the describe-instance-types importer against the
 //! built-in catalog. A missing table is a failure, never a skip.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

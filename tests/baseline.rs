@@ -1,6 +1,12 @@
 //! `--write-baseline` and `--baseline`: adopting karplint in a tree that already has
 //! findings. A baseline survives line shifts, reports only new findings (exit code from
 //! them alone), counts the rest, and says when entries no longer match.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

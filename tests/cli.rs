@@ -1,5 +1,11 @@
 //! The built binary: exit codes, stdin, JSON shape, subcommands, skipped Helm templates,
 //! parse errors with spans, determinism across thread counts.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use predicates::prelude::*;

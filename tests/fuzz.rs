@@ -1,6 +1,12 @@
 //! Fuzzing on stable: replays every input the fuzzers found interesting
 //! (`tests/fuzz_regressions/`), then runs a short randomized pass of both fuzz targets'
 //! drivers. The long runs use cargo-fuzz on the targets in `fuzz/` (see docs/performance.md).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use karplint::fuzzing::{lint_bytes, lint_text, manifest_from_bytes, skim_agrees};
 use proptest::prelude::*;

@@ -2,6 +2,12 @@
 //! with a known finding: the run must end in bounded time without a panic, say something
 //! clear about the odd file (a diagnostic, a skip with its reason, or an I/O error naming the
 //! path), and still report the good file's finding.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use std::path::Path;

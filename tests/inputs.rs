@@ -5,6 +5,12 @@
 //! directories). Then inputs that are not manifests: Terraform and Handlebars
 //! templates, files the tree's ignore files ignore, and hidden directories. Each test runs
 //! the built binary.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

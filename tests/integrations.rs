@@ -1,6 +1,12 @@
 //! Integration formats, suppressions and configuration, end to end through the binary: every
 //! format is snapshotted over the same fixture set (`tests/fixtures/integrations/`), and
 //! config precedence is checked in temporary directories.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

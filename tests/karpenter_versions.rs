@@ -3,6 +3,12 @@
 //! `deprecated-karpenter-api` fires on `fire*.yaml` and stays quiet on `quiet*.yaml` there;
 //! the rendered findings are a snapshot. The fixtures of `fixtures/<rule>/` are judged as
 //! the default (newest) version.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use karplint::engine::{LintOptions, lint};
 use karplint::karpenter::cluster::ClusterFacts;

@@ -2,6 +2,12 @@
 //! only the documents it breaks, suppression comments are read from real YAML comments,
 //! YAML directives and odd line breaks keep every document and exact positions, and a
 //! run-level finding does not depend on which file sorts first.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

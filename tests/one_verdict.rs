@@ -2,6 +2,12 @@
 //! workloads a finding of a scheduling rule names are the workloads `plan` says stay
 //! Pending (wholly, or some replicas once every pod of the run is placed). Without a
 //! NodePool, `plan` has no rows, and only the static node groups' capacity is judged.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

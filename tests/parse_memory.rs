@@ -1,5 +1,15 @@
 //! The parse stage's memory on counted bytes: a global allocator that tracks the peak of
 //! live heap bytes. Alone in its binary, so that no other test's allocations count.
+#![allow(
+    unsafe_code,
+    reason = "a counting global allocator measures peak memory"
+)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

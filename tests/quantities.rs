@@ -1,5 +1,11 @@
 //! Quantities the API server would reject, on the built binary: each is a `parse-error` at
 //! its value, in the API server's words, and the rest of the object is still linted.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

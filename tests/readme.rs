@@ -3,6 +3,12 @@
 //! two shell blocks stay the showcase and the tests; the plan table, the JSON shape, the
 //! config file, the flags and subcommands, the Action's inputs and the pre-commit hooks are
 //! what karplint really has.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -1,6 +1,12 @@
 //! Reports on hostile input, on the built binary: control characters from manifests
 //! never reach the terminal raw, and a pod that no NodePool of a large fleet takes gets a
 //! bounded number of related notes in every format.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

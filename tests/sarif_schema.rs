@@ -1,5 +1,11 @@
 //! The SARIF output validates against the official SARIF 2.1.0 JSON schema (vendored in
 //! `tests/data/`, see its README for where it comes from).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use std::path::Path;

@@ -2,6 +2,12 @@
 //! workloads must still see every one of them, whatever file holds it and in whatever order
 //! the files are parsed; and an object of a held kind that the byte scan misses must not
 //! change what is reported.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

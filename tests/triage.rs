@@ -3,6 +3,12 @@
 //! ends with counts per rule, `--statistics`, `--format concise`, `--quiet`, `--color`,
 //! cut lists that say how many more, GitHub annotations in order and counted, Markdown
 //! capped below GitHub's 1 MiB.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -127,6 +127,7 @@ mod tests {
     /// One row per upstream case (aws `pkg/providers/instancetype/suite_test.go` and
     /// `launchtemplate/suite_test.go` at v1.14.2, named by their `It(…)`), plus the branches
     /// of `ephemeralStorage` they leave implicit.
+    #[allow(clippy::too_many_lines, reason = "one table, a row per case")]
     #[test]
     fn ephemeral_storage_follows_the_provider() {
         let al2023_default = AmiFamily::AL2023.default_ephemeral_volume();

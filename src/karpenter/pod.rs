@@ -826,6 +826,7 @@ mod tests {
     /// name (`SkipPodLevelResources: true` is [`PodLevelResources::Ignored`]), then the
     /// rows for what that test leaves out: `spec.overhead` on top (`PodRequests`) and the
     /// API server's defaulting of absent pod-level requests (`defaultPodRequests`).
+    #[allow(clippy::too_many_lines, reason = "one table, a row per case")]
     #[test]
     fn pod_level_resource_requests() {
         use PodLevelResources::{Honoured, Ignored};

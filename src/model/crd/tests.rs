@@ -48,6 +48,7 @@ fn every_kind_has_one_row_and_is_classified_by_group_and_kind() {
     assert_eq!(Kind::classify("example.com/v1", "RayCluster"), Kind::Other);
 }
 
+#[allow(clippy::too_many_lines, reason = "one table, a row per case")]
 #[test]
 fn replica_arithmetic_per_kind() {
     let cases: Vec<(&str, String, Vec<Row>)> = vec![
