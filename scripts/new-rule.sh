@@ -139,7 +139,8 @@ TODO: the failure users see: quote the Karpenter event or kubelet error (e.g.
 EOF
 
 cat >"$fixtures/fire.yaml" <<EOF
-# TODO: objects that must fire $id (tests/rules.rs lints every fire* file on its own).
+# TODO: objects that must fire $id, each line it reports on marked \`# expect: $id\`
+# (tests/fixtures.rs lints every fire* file on its own).
 EOF
 cat >"$fixtures/quiet.yaml" <<EOF
 # TODO: objects close to fire.yaml that must not fire $id (every quiet* file).
@@ -151,6 +152,7 @@ cat <<EOF
 created src/rules/$module.rs, lints/$id.md, fixtures/$id/fire.yaml, fixtures/$id/quiet.yaml
 registered $name in src/rules/mod.rs
 next: write the hook, the doc's TODOs and the fixtures; add a \`| \`$id\` | $severity | … |\`
-row to README.md's rules table; then \`INSTA_UPDATE=always cargo test --test rules\` (or
+row to README.md's rules table; then \`KARPLINT_BLESS=1 cargo test --test fixtures\` to mark the lines it
+reports on, \`INSTA_UPDATE=always cargo test --test rules\` (or
 \`cargo insta review\`) to write tests/snapshots/rules__fixtures__$id.snap, and review it
 EOF

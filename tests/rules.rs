@@ -1,5 +1,5 @@
-//! Every rule has a doc and fixtures; fixtures fire and stay quiet as their names say; the
-//! rendered diagnostics of each rule's fixtures are snapshots; the docs' examples work.
+//! Every rule's doc has its sections; the rendered diagnostics of each rule's fixtures are
+//! snapshots; the docs' examples work.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -77,47 +77,24 @@ fn files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     v
 }
 
+/// (That each fixture fires or stays quiet on the lines it marks is `tests/fixtures.rs`.)
 #[test]
-fn every_rule_has_a_doc_and_fixtures_that_fire_and_stay_quiet() {
+fn every_rule_doc_has_its_sections() {
+    let mut missing = Vec::new();
     for id in rule_ids() {
-        let doc = std::fs::read_to_string(format!("lints/{id}.md"))
-            .unwrap_or_else(|_| panic!("lints/{id}.md is missing"));
+        let doc = std::fs::read_to_string(format!("lints/{id}.md")).unwrap_or_default();
         for section in [
             "## What it checks",
             "## Why it matters",
             "## Example",
             "## Fix",
         ] {
-            assert!(doc.contains(section), "lints/{id}.md lacks {section}");
-        }
-        let dir = PathBuf::from(format!("fixtures/{id}"));
-        let fire = files(&dir, "fire");
-        let quiet = files(&dir, "quiet");
-        assert!(!fire.is_empty(), "fixtures/{id}/ has no fire*.yaml");
-        assert!(!quiet.is_empty(), "fixtures/{id}/ has no quiet*.yaml");
-        for f in fire {
-            let r = lint_paths_for(id, vec![f.clone()]);
-            assert!(
-                r.findings.iter().any(|x| x.rule == id),
-                "{} should fire {id}",
-                f.display()
-            );
-        }
-        for f in quiet {
-            let r = lint_paths_for(id, vec![f.clone()]);
-            let hits: Vec<_> = r
-                .findings
-                .iter()
-                .filter(|x| x.rule == id)
-                .map(|x| &x.message)
-                .collect();
-            assert!(
-                hits.is_empty(),
-                "{} should not fire {id}: {hits:?}",
-                f.display()
-            );
+            if !doc.contains(section) {
+                missing.push(format!("lints/{id}.md lacks {section}"));
+            }
         }
     }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
 
 /// Each fixture file is linted on its own (NodePools of one scenario must not rescue the
