@@ -51,6 +51,9 @@ pub struct WorkloadFacts {
     pub reported: Box<[&'static str]>,
     /// A static node group outside Karpenter could run its pods.
     pub static_capacity: bool,
+    /// A Pod that is a template something else fills in ([`Object::is_pod_template`]): its
+    /// requests are not judged.
+    pub pod_template: bool,
     /// What Karpenter's batch decided for its replicas, once every pod of the run was
     /// placed together (the verdict phase); `None` when it was not in the batch.
     pub batch: Option<Batched>,
@@ -164,6 +167,7 @@ impl WorkloadFacts {
             evictable: evictable(w),
             reported: Box::default(),
             static_capacity: false,
+            pod_template: obj.is_pod_template(),
             batch: None,
         })
     }

@@ -7,7 +7,13 @@
 //! (a `List`), or in a file held whole (a held file with `{{` in it, or one whose kind the
 //! byte scan missed). The others are checked as their files are parsed and then dropped
 //! (see `engine`); rules ask about workloads through their facts (`facts`).
+//!
+//! Definitions of one object ([`identity`]) that are the same in every field karplint reads
+//! are one object: the index holds the first and lists the others as copies
+//! ([`Index::copies`]), so 15 copies of a NodePool are tried as one pool. Different
+//! definitions are all held, and `duplicate-object` reports them.
 
+use crate::model::identity::{Identity, fingerprint, identity};
 use crate::model::workload::LabelSelector;
 use crate::model::{Kind, Object};
 use std::collections::{BTreeMap, HashMap};
@@ -18,13 +24,23 @@ pub struct Index<'a> {
     /// (kind, effective namespace) → objects: per-namespace questions ("the PVC of this
     /// claim", "the autoscalers of this namespace") stay linear in the namespace, not the run.
     by_namespace: HashMap<(Kind, &'a str), Vec<usize>>,
+    /// Definitions of one object ([`identity`]), several per group.
+    recurring: Vec<Vec<usize>>,
+    /// (the definition held, a later identical definition left out), in object order.
+    copies: Vec<(usize, usize)>,
 }
 
 impl<'a> Index<'a> {
     pub fn new(objects: &'a [Object]) -> Self {
         let mut by_kind: BTreeMap<Kind, Vec<usize>> = BTreeMap::new();
         let mut by_namespace: HashMap<(Kind, &'a str), Vec<usize>> = HashMap::new();
+        let recurring = recurring(objects);
+        let copies = identical_copies(objects, &recurring);
+        let mut copy = copies.iter().map(|&(_, c)| c).peekable();
         for (i, o) in objects.iter().enumerate() {
+            if copy.next_if_eq(&i).is_some() {
+                continue;
+            }
             by_kind.entry(o.kind).or_default().push(i);
             by_namespace
                 .entry((o.kind, o.effective_namespace()))
@@ -35,7 +51,20 @@ impl<'a> Index<'a> {
             objects,
             by_kind,
             by_namespace,
+            recurring,
+            copies,
         }
+    }
+
+    /// The objects defined more than once in the run: each group's definitions in run order
+    /// (held ones and copies alike), groups in the order of their first definition.
+    pub fn recurring(&self) -> impl Iterator<Item = Vec<&'a Object>> + '_ {
+        (self.recurring.iter()).map(|g| g.iter().map(|&i| &self.objects[i]).collect())
+    }
+
+    /// The definitions left out as identical copies, each with the one held.
+    pub fn copies(&self) -> impl Iterator<Item = (&'a Object, &'a Object)> + '_ {
+        (self.copies.iter()).map(|&(held, copy)| (&self.objects[held], &self.objects[copy]))
     }
 
     pub fn objects(&self) -> &'a [Object] {
@@ -72,6 +101,38 @@ impl<'a> Index<'a> {
         self.of_kind(Kind::NodePool)
             .chain(self.of_kind(Kind::Provisioner))
     }
+}
+
+/// The definitions of `objects` that share an identity with another ([`identity`]), group
+/// by group in the order of their first.
+fn recurring(objects: &[Object]) -> Vec<Vec<usize>> {
+    let mut by_identity: HashMap<Identity, Vec<usize>> = HashMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        if let Some(id) = identity(o) {
+            by_identity.entry(id).or_default().push(i);
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = by_identity.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort_unstable();
+    groups
+}
+
+/// The (held, copy) pairs of the recurring definitions: a definition the same as an earlier
+/// one of its identity ([`fingerprint`]) is a copy of the first such. Sorted by copy.
+fn identical_copies(objects: &[Object], recurring: &[Vec<usize>]) -> Vec<(usize, usize)> {
+    let mut copies = Vec::new();
+    for group in recurring {
+        let mut held: Vec<(usize, String)> = Vec::new();
+        for &i in group {
+            let print = fingerprint(&objects[i]);
+            match held.iter().find(|(_, p)| *p == print) {
+                Some(&(first, _)) => copies.push((first, i)),
+                None => held.push((i, print)),
+            }
+        }
+    }
+    copies.sort_unstable_by_key(|&(_, c)| c);
+    copies
 }
 
 /// Does a label selector select these labels? An empty selector selects everything, as in
@@ -150,5 +211,42 @@ metadata: {name: e, namespace: default}
             index.get(Kind::Deployment, None, "e").map(|o| o.name()),
             Some("e")
         );
+    }
+
+    /// Copies the same in every field karplint reads are one object (the API server stores
+    /// one per identity): the first is held and the others are listed as its copies, however
+    /// far apart and however laid out; a copy that differs is held beside it.
+    #[test]
+    fn identical_copies_are_one_object() {
+        let np = |weight: u32, comment: &str| {
+            format!(
+                "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: default}}\n{comment}spec: {{weight: {weight}, template: {{spec: {{nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}, requirements: []}}}}}}\n---\n"
+            )
+        };
+        let pdb = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: api}\nspec: {minAvailable: 1}\n---\n";
+        let yaml = [
+            np(10, ""),
+            pdb.into(),
+            np(10, "# a copy\n"),
+            np(20, ""),
+            np(10, ""),
+        ]
+        .concat();
+        let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+        let index = Index::new(&objects);
+        assert_eq!(index.nodepools().count(), 2);
+        let copies: Vec<(usize, usize)> = index
+            .copies()
+            .map(|(held, copy)| (held.doc_offset, copy.doc_offset))
+            .collect();
+        let first = objects[0].doc_offset;
+        assert_eq!(
+            copies,
+            [
+                (first, objects[2].doc_offset),
+                (first, objects[4].doc_offset)
+            ]
+        );
+        assert_eq!(index.of_kind(Kind::PodDisruptionBudget).count(), 1);
     }
 }

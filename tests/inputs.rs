@@ -755,3 +755,88 @@ fn misspelt_rule_ids_and_values_get_did_you_mean() {
         assert!(e.contains(want), "{config}: {e}");
     }
 }
+
+// --- what the cluster receives --------------------------------------------------------------------
+
+/// A NodePool and its EC2NodeClass, as two clusters' directories often both hold them.
+const POOL: &str = "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: r
+  subnetSelectorTerms: [{tags: {a: b}}]
+  securityGroupSelectorTerms: [{tags: {a: b}}]
+";
+
+/// Copies of one object the same in every field are one object, as the API server stores
+/// one: the findings are those of a single copy, and a note names the copies.
+#[test]
+fn identical_copies_are_one_object_with_a_note() {
+    let huge = GOOD.replace(
+        "        image: nginx\n",
+        "        image: nginx\n        resources: {requests: {cpu: \"900\", memory: 1Gi}}\n",
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("app.yaml"), &huge).expect("write");
+    std::fs::write(dir.path().join("pool.yaml"), POOL).expect("write");
+    let once = run(dir.path(), &["."]);
+    for copy in ["staging.yaml", "sandbox.yaml"] {
+        std::fs::write(dir.path().join(copy), format!("# a copy\n{POOL}")).expect("write");
+    }
+    let thrice = run(dir.path(), &["."]);
+    let messages = |r: &Run| -> Vec<String> {
+        (r.diagnostics().iter())
+            .map(|d| format!("{} {}", d["rule"], d["message"]))
+            .collect()
+    };
+    assert!(
+        messages(&once)
+            .iter()
+            .any(|m| m.contains("no-instance-type-fits")),
+        "{:?}",
+        messages(&once)
+    );
+    assert_eq!(messages(&thrice), messages(&once));
+    let assumed: Vec<String> = notes(&thrice)
+        .into_iter()
+        .filter(|(k, _)| k == "assumed")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(assumed.len(), 1, "{assumed:?}");
+    assert!(
+        assumed[0].starts_with("4 identical copies of objects defined earlier in the run")
+            && assumed[0].contains("NodePool \"default\" in sandbox.yaml (as in pool.yaml)"),
+        "{}",
+        assumed[0]
+    );
+}
+
+/// A Pod whose container has no image is a template another tool fills in: no request
+/// finding, and a note says so.
+#[test]
+fn image_less_pods_are_templates_with_a_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let template = "apiVersion: v1\nkind: Pod\nmetadata: {name: executor}\nspec:\n  containers:\n  - name: spark-kubernetes-executor\n";
+    std::fs::write(dir.path().join("executor.yaml"), template).expect("write");
+    let r = run(dir.path(), &["."]);
+    assert_eq!(r.rules("missing-resource-requests"), 0);
+    assert!(
+        notes(&r).contains(&(
+            "assumed".into(),
+            "1 Pod has a container without an image and is read as a pod template that another tool fills in (Spark's podTemplateFile, EMR on EKS): its requests were not checked, its node selection was: executor (executor.yaml)".into()
+        )),
+        "{:?}",
+        notes(&r)
+    );
+}

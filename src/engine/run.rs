@@ -106,6 +106,8 @@ pub(super) fn finish(input: RunInput) -> Finished {
     files
         .notes
         .extend(run_notes(cx, &workloads, checked.static_only));
+    files.notes.extend(copies_note(cx, sources));
+    files.notes.extend(pod_templates_note(&workloads, sources));
     files.notes.extend(batch_note);
     findings.sort_by(|a, b| finding_order(sources, a, b));
     report::count(&mut files.summary, &findings);
@@ -257,6 +259,76 @@ fn run_notes(cx: &Context, workloads: &Workloads, static_only: bool) -> Vec<Note
         ));
     }
     notes
+}
+
+/// How many of `names` a note lists before it says how many more there are.
+const NAMED: usize = 3;
+
+/// `names`, at most [`NAMED`] of them, then how many more.
+fn listed(names: &[String]) -> String {
+    let shown = names[..names.len().min(NAMED)].join(", ");
+    match names.len().saturating_sub(NAMED) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
+/// The note on definitions read once: a second definition of an object the same as the
+/// first in every field karplint reads ([`crate::index::Index::copies`]).
+fn copies_note(cx: &Context, sources: &[Source]) -> Option<Note> {
+    let copies: Vec<String> = cx
+        .index
+        .copies()
+        .map(|(held, copy)| {
+            format!(
+                "{} \"{}\" in {} (as in {})",
+                copy.kind_name,
+                copy.name(),
+                sources[copy.source].name,
+                sources[held.source].name
+            )
+        })
+        .collect();
+    (!copies.is_empty()).then(|| {
+        Note::new(
+            "assumed",
+            match copies.len() {
+                1 => format!(
+                    "1 identical copy of an object defined earlier in the run, read as that object: {}",
+                    listed(&copies)
+                ),
+                n => format!(
+                    "{n} identical copies of objects defined earlier in the run, each read as the object it copies: {}",
+                    listed(&copies)
+                ),
+            },
+        )
+    })
+}
+
+/// The note on Pods read as templates another tool fills in (a container without an
+/// `image`): their requests and LimitRanges are not judged, their node selection is.
+fn pod_templates_note(workloads: &Workloads, sources: &[Source]) -> Option<Note> {
+    let templates: Vec<String> = workloads
+        .iter()
+        .filter(|w| w.pod_template && !w.context)
+        .map(|w| format!("{} ({})", w.name(), sources[w.source].name))
+        .collect();
+    (!templates.is_empty()).then(|| {
+        Note::new(
+            "assumed",
+            match templates.len() {
+                1 => format!(
+                    "1 Pod has a container without an image and is read as a pod template that another tool fills in (Spark's podTemplateFile, EMR on EKS): its requests were not checked, its node selection was: {}",
+                    listed(&templates)
+                ),
+                n => format!(
+                    "{n} Pods have a container without an image and are read as pod templates that another tool fills in (Spark's podTemplateFile, EMR on EKS): their requests were not checked, their node selection was: {}",
+                    listed(&templates)
+                ),
+            },
+        )
+    })
 }
 
 /// The report's order: by place, then by everything else. Findings arrive in no fixed order

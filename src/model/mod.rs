@@ -8,6 +8,7 @@
 pub mod cluster;
 pub mod crd;
 pub mod de;
+pub(crate) mod identity;
 pub mod karpenter;
 pub mod kept;
 pub mod rejected;

@@ -164,7 +164,9 @@ impl Shown {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Note {
     /// `checks-not-run` (a check the run could not make), `not-analysed` (objects karplint
-    /// does not read), `skipped` (documents or files left out), `kustomize`, `config`.
+    /// does not read), `skipped` (documents or files left out), `assumed` (how the run read
+    /// objects: identical copies as one, image-less Pods as templates), `kustomize`, `config`,
+    /// `baseline`.
     pub kind: &'static str,
     pub message: String,
 }
