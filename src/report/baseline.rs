@@ -379,30 +379,18 @@ fn entry(f: &Finding, file: &str, span_text: &str) -> Entry {
 
 /// The 64-bit FNV-1a hash of `parts`, each followed by a 0xff separator (so ("ab", "c")
 /// and ("a", "bc") differ), as 16 hex digits: stable across platforms and releases, unlike
-/// std's hasher. Users' baseline files store it: it must never change.
+/// std's hasher. Users' baseline files store it: it must never change (see the pinned
+/// values in the tests).
 fn fingerprint(parts: &[&str]) -> String {
-    let mut h = Fnv::new();
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
     for part in parts {
-        h.field(part);
+        // Bytes written explicitly, not through `Hash for str`, whose framing is std's to
+        // choose.
+        h.write(part.as_bytes());
+        h.write(&[0xff]);
     }
-    format!("{:016x}", h.0)
-}
-
-/// 64-bit FNV-1a.
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    /// Hashes `s` followed by a separator, so ("ab", "c") and ("a", "bc") differ.
-    fn field(&mut self, s: &str) {
-        for b in s.bytes().chain([0xff]) {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    format!("{:016x}", h.finish())
 }
 
 #[cfg(test)]
@@ -432,13 +420,11 @@ mod tests {
 
     #[test]
     fn fnv_is_the_published_function() {
-        // FNV-1a 64 of "a" is af63dc4c8601ec8c; `field` adds the 0xff separator.
-        let mut h = Fnv::new();
-        for b in b"a" {
-            h.0 ^= u64::from(*b);
-            h.0 = h.0.wrapping_mul(0x0100_0000_01b3);
-        }
-        assert_eq!(h.0, 0xaf63_dc4c_8601_ec8c);
+        // FNV-1a 64 of "a" is af63dc4c8601ec8c; `fingerprint` adds the 0xff separator.
+        use std::hash::Hasher;
+        let mut h = fnv::FnvHasher::default();
+        h.write(b"a");
+        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
     }
 
     /// Fingerprints stored in users' baselines: pinned, so a change of the hash (or of
