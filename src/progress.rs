@@ -1,14 +1,21 @@
-//! Progress on stderr for long runs: `parsed N/M files`, redrawn in place by indicatif. A
-//! file counts once it is parsed and, for most files, linted (see `engine`).
+//! Progress on stderr for long runs: `parsed N/M files`, redrawn in place. A file counts once
+//! it is parsed and, for most files, linted (see `engine`).
 //!
 //! Shown only when the CLI turns it on (stderr is a terminal and the output format is the
 //! human one) and only once the parse stage has run for a second, so quick runs, pipes, CI
-//! logs and JSON output never see it: the bar starts hidden, and the first tick after a
-//! second gives it stderr and a steady redraw. indicatif also draws nothing when stderr is
-//! not a terminal, and clears the line when the bar is dropped.
+//! logs and JSON output never see it. A small thread redraws the line; the parse stage only
+//! bumps an atomic counter.
+//!
+//! Written here rather than with indicatif, by measurement (2026-12-01, `cargo build
+//! --release`, Linux x86_64): the same tree with this module as indicatif 0.18.6 (a hidden
+//! `ProgressBar` given stderr after a second) made the binary 16,278,984 bytes instead of
+//! 15,234,928 (+1.04 MB, +782 KB or 5.9% stripped) and added 9 packages to Cargo.lock, for
+//! one line of one counter. The line is two ANSI codes: `\r ESC[K` (carriage return, erase
+//! to the end of the line).
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Set by the CLI when progress may be drawn.
@@ -16,45 +23,58 @@ pub static ENABLED: AtomicBool = AtomicBool::new(false);
 
 const DELAY: Duration = Duration::from_secs(1);
 const TICK: Duration = Duration::from_millis(100);
-const TEMPLATE: &str = "karplint: parsed {pos}/{len} files";
 
-/// A running progress line; dropping it clears the line.
+/// A running progress line; dropping it stops the thread and clears the line.
 pub struct Progress {
-    bar: ProgressBar,
-    start: Instant,
-    /// Whether the bar may still be shown: on, and not shown yet.
-    pending: AtomicBool,
+    done: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
     pub fn start(total: usize) -> Progress {
-        let len = u64::try_from(total).unwrap_or(u64::MAX);
-        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
-        if let Ok(style) = ProgressStyle::with_template(TEMPLATE) {
-            bar.set_style(style);
-        }
-        Progress {
-            bar,
-            start: Instant::now(),
-            pending: AtomicBool::new(ENABLED.load(Ordering::Relaxed)),
-        }
+        let done = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = ENABLED.load(Ordering::Relaxed).then(|| {
+            let (done, stop) = (done.clone(), stop.clone());
+            std::thread::spawn(move || draw(total, &done, &stop))
+        });
+        Progress { done, stop, thread }
     }
 
     /// One more file parsed.
     pub fn tick(&self) {
-        self.bar.inc(1);
-        if self.pending.load(Ordering::Relaxed)
-            && self.start.elapsed() >= DELAY
-            && self.pending.swap(false, Ordering::Relaxed)
-        {
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
-            self.bar.enable_steady_tick(TICK);
-        }
+        self.done.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.bar.finish_and_clear();
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+fn draw(total: usize, done: &AtomicUsize, stop: &AtomicBool) {
+    let start = Instant::now();
+    let mut drawn = false;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::park_timeout(TICK);
+        if stop.load(Ordering::Relaxed) || start.elapsed() < DELAY {
+            continue;
+        }
+        let n = done.load(Ordering::Relaxed);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[Kkarplint: parsed {n}/{total} files");
+        let _ = err.flush();
+        drawn = true;
+    }
+    if drawn {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K");
+        let _ = err.flush();
     }
 }
