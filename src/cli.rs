@@ -674,9 +674,25 @@ fn shown(p: &Path) -> String {
     report::escape::line(&p.display().to_string()).into_owned()
 }
 
-/// Whether the human and concise reports to `dest` are coloured: `--color always`, or on
-/// standard output when `auto` and colour is forced by FORCE_COLOR or CLICOLOR_FORCE, or
-/// it is a terminal; never with `--no-color`, `--color never` or NO_COLOR (auto).
+/// The width the human report is laid out in: `COLUMNS` when it is a number (an override,
+/// as clap and ripgrep take it), else the width of the terminal on standard output, else
+/// 100 (a pipe or a file).
+fn report_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .or_else(|| {
+            terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0))
+        })
+        .unwrap_or(100)
+}
+
+/// Whether the human and concise reports to `dest` are coloured: `--color always`; never
+/// with `--no-color`, `--color never`, or to a file. Otherwise (`auto`) anstream decides as
+/// clap does for standard output: never with NO_COLOR, always with CLICOLOR_FORCE, never
+/// with CLICOLOR=0, else on a terminal that supports colour (not TERM=dumb). FORCE_COLOR
+/// forces it as CLICOLOR_FORCE does; both only when set to something else than `0` or
+/// `false` (anstream would take CLICOLOR_FORCE=0 as forcing), and never over NO_COLOR.
 fn colored(args: &LintArgs, dest: &Destination) -> bool {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let forced = |k: &str| var(k).is_some_and(|v| v != "0" && v != "false");
@@ -684,7 +700,9 @@ fn colored(args: &LintArgs, dest: &Destination) -> bool {
         Some(ColorChoice::Always) => true,
         Some(ColorChoice::Never) => false,
         _ if args.no_color || *dest != Destination::Stdout || var("NO_COLOR").is_some() => false,
-        _ => forced("FORCE_COLOR") || forced("CLICOLOR_FORCE") || std::io::stdout().is_terminal(),
+        _ if forced("FORCE_COLOR") || forced("CLICOLOR_FORCE") => true,
+        _ if var("CLICOLOR_FORCE").is_some() => std::io::stdout().is_terminal(),
+        _ => anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
     }
 }
 
@@ -1144,10 +1162,7 @@ fn run_lint(args: &LintArgs) -> i32 {
     }
     let quotes_source = !args.statistics && dests.iter().any(|(f, _)| *f == Format::Human);
     let texts = report::Texts::load_with(report, quotes_source);
-    let width = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(100);
+    let width = report_width();
     for e in &outcome.read_errors {
         // Paths come from the tree: no control character reaches the terminal.
         eprintln!("karplint: {}", report::escape::text(&e.to_string()));

@@ -5,6 +5,13 @@
 //! human one) and only once the parse stage has run for a second, so quick runs, pipes, CI
 //! logs and JSON output never see it. A small thread redraws the line; the parse stage only
 //! bumps an atomic counter.
+//!
+//! Written here rather than with indicatif, by measurement (2026-12-01, `cargo build
+//! --release`, Linux x86_64): the same tree with this module as indicatif 0.18.6 (a hidden
+//! `ProgressBar` given stderr after a second) made the binary 16,278,984 bytes instead of
+//! 15,234,928 (+1.04 MB, +782 KB or 5.9% stripped) and added 9 packages to Cargo.lock, for
+//! one line of one counter. The line is two ANSI codes: `\r ESC[K` (carriage return, erase
+//! to the end of the line).
 
 use std::io::Write;
 use std::sync::Arc;

@@ -266,7 +266,7 @@ fn colour_can_be_forced_and_refused() {
     // The human header is coloured too, and reads the same without the codes.
     let (_, human, _) = run(karplint().args(["--color", "always", SHOWCASE]));
     assert!(
-        human.contains("\u{1b}[1;31merror[incompatible-requirements]\u{1b}[0m"),
+        human.contains("\u{1b}[1m\u{1b}[31merror[incompatible-requirements]\u{1b}[0m"),
         "{human}"
     );
 }

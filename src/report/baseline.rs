@@ -354,41 +354,43 @@ fn entry(f: &Finding, file: &str, span_text: &str) -> Entry {
         name: o.name.to_string(),
         role: o.role.as_ref().map(|r| r.to_string()),
     });
-    let mut h = Fnv::new();
-    for part in [f.rule, file] {
-        h.field(part);
-    }
-    if let Some(o) = &object {
-        for part in [&o.kind, o.namespace.as_deref().unwrap_or(""), &o.name] {
-            h.field(part);
-        }
-        h.field(o.role.as_deref().unwrap_or(""));
-    }
-    h.field(span_text);
+    let (kind, namespace, name, role) = object.as_ref().map_or(("", "", "", ""), |o| {
+        let ns = o.namespace.as_deref().unwrap_or("");
+        (
+            o.kind.as_str(),
+            ns,
+            o.name.as_str(),
+            o.role.as_deref().unwrap_or(""),
+        )
+    });
+    let fingerprint = if object.is_some() {
+        fingerprint(&[f.rule, file, kind, namespace, name, role, span_text])
+    } else {
+        fingerprint(&[f.rule, file, span_text])
+    };
     Entry {
         file: file.to_string(),
         rule: f.rule.to_string(),
         object,
-        fingerprint: format!("{:016x}", h.0),
+        fingerprint,
         message: f.message.clone(),
     }
 }
 
-/// 64-bit FNV-1a: stable across platforms and releases, unlike std's hasher.
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
+/// The 64-bit FNV-1a hash of `parts`, each followed by a 0xff separator (so ("ab", "c")
+/// and ("a", "bc") differ), as 16 hex digits: stable across platforms and releases, unlike
+/// std's hasher. Users' baseline files store it: it must never change (see the pinned
+/// values in the tests).
+fn fingerprint(parts: &[&str]) -> String {
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    for part in parts {
+        // Bytes written explicitly, not through `Hash for str`, whose framing is std's to
+        // choose.
+        h.write(part.as_bytes());
+        h.write(&[0xff]);
     }
-
-    /// Hashes `s` followed by a separator, so ("ab", "c") and ("a", "bc") differ.
-    fn field(&mut self, s: &str) {
-        for b in s.bytes().chain([0xff]) {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    format!("{:016x}", h.finish())
 }
 
 #[cfg(test)]
@@ -418,14 +420,64 @@ mod tests {
 
     #[test]
     fn fnv_is_the_published_function() {
-        // FNV-1a 64 of "a" is af63dc4c8601ec8c; `field` adds the 0xff separator.
-        let mut h = Fnv::new();
-        for b in b"a" {
-            h.0 ^= u64::from(*b);
-            h.0 = h.0.wrapping_mul(0x0100_0000_01b3);
-        }
-        assert_eq!(h.0, 0xaf63_dc4c_8601_ec8c);
+        // FNV-1a 64 of "a" is af63dc4c8601ec8c; `fingerprint` adds the 0xff separator.
+        use std::hash::Hasher;
+        let mut h = fnv::FnvHasher::default();
+        h.write(b"a");
+        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
     }
+
+    /// Fingerprints stored in users' baselines: pinned, so a change of the hash (or of
+    /// how the fields are joined) fails here rather than orphaning every baseline entry.
+    #[test]
+    fn fingerprints_are_pinned() {
+        for (parts, want) in [
+            (&[""][..], "af64724c8602eb6e"),
+            (&["a"], "089bc907b544c769"),
+            (&["ab", "c"], "20ba9b3025a8b421"),
+            (&["a", "bc"], "a0a3542c19b900ab"),
+            (
+                &[
+                    "missing-requests",
+                    "deploy.yaml",
+                    "Deployment",
+                    "shop",
+                    "web",
+                    "",
+                    "image: nginx",
+                ],
+                "0928c3f8f4134213",
+            ),
+            (
+                &["parse-error", "caf\u{e9}.yaml", "kind: [\n\u{e9}"],
+                "89e1b5520adb8302",
+            ),
+        ] {
+            assert_eq!(fingerprint(parts), want, "{parts:?}");
+        }
+    }
+
+    /// The fingerprints of a whole lint run, end to end (span text, file name, object).
+    #[test]
+    fn fingerprints_of_a_run_are_pinned() {
+        let doc = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";
+        let r = crate::engine::lint_str(doc).expect("lints");
+        let got: Vec<(String, String)> = Baseline::of(&r, Path::new("b.json"))
+            .findings
+            .into_iter()
+            .map(|e| (e.rule, e.fingerprint))
+            .collect();
+        let want: Vec<(String, String)> = PINNED_RUN
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    const PINNED_RUN: &[(&str, &str)] = &[
+        ("missing-limit-range", "e5e7dc2652068030"),
+        ("missing-resource-requests", "ccf4f538bca832ab"),
+    ];
 
     #[test]
     fn fingerprint_survives_a_line_shift_but_not_an_edit() {

@@ -13,6 +13,7 @@ use super::escape::{self, Sanitized};
 use super::{Position, Report, Shown, Texts};
 use crate::diagnostic::{Finding, Severity};
 use crate::model::SourceId;
+use anstyle::{AnsiColor, Style as Ansi};
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
@@ -138,32 +139,33 @@ impl Diagnostic for Part {
     }
 }
 
-/// ANSI styles of the header lines, when colour is on.
+/// The styles of the header lines (anstyle), drawn when colour is on.
 struct Paint {
     color: bool,
 }
 
 impl Paint {
-    fn severity(&self, s: Severity) -> &'static str {
-        match s {
-            Severity::Error => "\x1b[1;31m",
-            Severity::Warning => "\x1b[1;33m",
-            Severity::Info => "\x1b[1;36m",
-        }
+    fn severity(&self, s: Severity) -> Ansi {
+        let color = match s {
+            Severity::Error => AnsiColor::Red,
+            Severity::Warning => AnsiColor::Yellow,
+            Severity::Info => AnsiColor::Cyan,
+        };
+        BOLD.fg_color(Some(color.into()))
     }
 
     /// `text` in `style`, reset after.
-    fn paint(&self, style: &str, text: &str) -> String {
+    fn paint(&self, style: Ansi, text: &str) -> String {
         if self.color {
-            format!("{style}{text}\x1b[0m")
+            format!("{style}{text}{style:#}")
         } else {
             text.to_string()
         }
     }
 }
 
-const BOLD: &str = "\x1b[1m";
-const NOTE: &str = "\x1b[1;32m";
+const BOLD: Ansi = Ansi::new().bold();
+const NOTE: Ansi = BOLD.fg_color(Some(anstyle::Color::Ansi(AnsiColor::Green)));
 
 /// Draws one finding: header, snippet, notes, help.
 struct Drawer {

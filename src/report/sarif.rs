@@ -9,13 +9,22 @@
 //! (its `lints/<id>.md` page) and a `fullDescription` (the doc's "What it checks"); each
 //! result has `partialFingerprints` (`karplint/v1`: the baseline's fingerprint, which
 //! survives line shifts), so code scanning follows a finding across commits.
+//!
+//! The log is written from typed structs named after the SARIF 2.1.0 schema's objects
+//! (`sarifLog`, `run`, `result`, `location`, `region`, `reportingDescriptor`, …), with
+//! only the properties karplint fills. Not the `serde-sarif` crate (measured 2026-12-01,
+//! `cargo add serde-sarif` 0.8.0): it locks 13 more packages (syn 1, a second strum,
+//! typed-builder, schemafy's code generator, anyhow, uriparse, …), and its `Run` holds the
+//! results as a `Vec`, where the log here streams them one at a time (see `Results`).
+//! Each struct's fields are in alphabetical order, the order `serde_json::Value` writes
+//! (the log was built from `json!` values before), so the output is unchanged.
 
 use super::{Origin, Report, Source, Texts};
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{SourceId, Span};
 use crate::rules;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_encode};
 use serde::Serialize;
-use serde_json::{Value, json};
 
 /// The `$schema` written into every log.
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -71,12 +80,18 @@ fn pascal(id: &str) -> String {
 }
 
 /// An artifact location: relative paths against `%SRCROOT%`, absolute ones as `file://`.
-fn artifact(source: &Source) -> Value {
+fn artifact(source: &Source) -> ArtifactLocation {
     let bytes = path_bytes(source);
     if bytes.first() == Some(&b'/') {
-        json!({ "uri": format!("file://{}", encode(&bytes)) })
+        ArtifactLocation {
+            uri: format!("file://{}", encode(&bytes)),
+            uri_base_id: None,
+        }
     } else {
-        json!({ "uri": encode(&bytes), "uriBaseId": "%SRCROOT%" })
+        ArtifactLocation {
+            uri: encode(&bytes),
+            uri_base_id: Some("%SRCROOT%"),
+        }
     }
 }
 
@@ -101,19 +116,32 @@ fn path_bytes(source: &Source) -> Vec<u8> {
     out
 }
 
-/// Percent-encodes what may not appear in a URI path, byte by byte. `:` is encoded too: a
-/// relative reference whose first segment holds one would read as a scheme
-/// (`javascript:alert(1).yaml`).
+/// What is percent-encoded in a URI path: all but RFC 3986's unreserved characters, `/`,
+/// and the sub-delimiters and `@` a path segment may hold. `:` is encoded too: a relative
+/// reference whose first segment holds one would read as a scheme
+/// (`javascript:alert(1).yaml`). Bytes outside ASCII are always encoded.
+const URI_PATH: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b'@');
+
+/// A path percent-encoded byte by byte for a URI.
 fn encode(path: &[u8]) -> String {
-    let mut out = String::with_capacity(path.len());
-    for &b in path {
-        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encode(path, URI_PATH).to_string()
 }
 
 /// A rule's `fullDescription`: the first paragraph of its doc's "What it checks", on one
@@ -130,74 +158,217 @@ fn full_description(r: &RuleMeta) -> String {
     paragraph.unwrap_or_else(|| r.summary.to_string())
 }
 
+/// `message` / `multiformatMessageString` with text only.
+#[derive(Serialize)]
+struct Message<'a> {
+    text: &'a str,
+}
+
+/// `multiformatMessageString` with both forms: a rule's help.
+#[derive(Serialize)]
+struct Help<'a> {
+    markdown: &'a str,
+    text: &'a str,
+}
+
+/// `artifactLocation`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactLocation {
+    uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
+}
+
+/// `region`: 1-based lines, columns in code points, bytes from the file's start.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    byte_length: usize,
+    byte_offset: usize,
+    end_column: usize,
+    end_line: usize,
+    start_column: usize,
+    start_line: usize,
+}
+
+/// `physicalLocation`: a whole file when it has no region.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+/// `logicalLocation`: the object a finding is about.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogicalLocation<'a> {
+    fully_qualified_name: String,
+    kind: &'static str,
+    name: &'a str,
+}
+
+/// `location`; `id` only for a related location.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    logical_locations: Vec<LogicalLocation<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<Message<'a>>,
+    physical_location: PhysicalLocation,
+}
+
+/// `partialFingerprints`.
+#[derive(Serialize)]
+struct Fingerprints<'a> {
+    #[serde(rename = "karplint/v1")]
+    karplint_v1: &'a str,
+}
+
+/// `result`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    level: &'static str,
+    locations: [Location<'a>; 1],
+    message: Message<'a>,
+    partial_fingerprints: Fingerprints<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related_locations: Vec<Location<'a>>,
+    rule_id: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule_index: Option<usize>,
+}
+
+/// `reportingConfiguration`.
+#[derive(Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+/// `propertyBag`.
+#[derive(Serialize)]
+struct Properties {
+    tags: [&'static str; 2],
+}
+
+/// `reportingDescriptor`: a rule.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule<'a> {
+    default_configuration: Configuration,
+    full_description: Message<'a>,
+    help: Help<'a>,
+    help_uri: String,
+    id: &'static str,
+    name: String,
+    properties: Properties,
+    short_description: Message<'a>,
+}
+
+/// `toolComponent`: karplint.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver<'a> {
+    information_uri: &'static str,
+    name: &'static str,
+    rules: Vec<Rule<'a>>,
+    semantic_version: &'static str,
+}
+
+/// `tool`.
+#[derive(Serialize)]
+struct Tool<'a> {
+    driver: Driver<'a>,
+}
+
 /// The `tool` object: karplint and every rule it has.
-fn tool(meta: &[RuleMeta]) -> Value {
-    let rules_json: Vec<Value> = meta
+fn tool<'a>(meta: &'a [RuleMeta], descriptions: &'a [String]) -> Tool<'a> {
+    let rules = meta
         .iter()
-        .map(|r| {
-            json!({
-                "id": r.id,
-                "name": pascal(r.id),
-                "shortDescription": { "text": r.summary },
-                "fullDescription": { "text": full_description(r) },
-                "helpUri": rules::doc_url(r.id),
-                "help": { "text": r.doc, "markdown": r.doc },
-                "defaultConfiguration": { "level": level(r.severity) },
-                "properties": { "tags": ["kubernetes", "karpenter"] },
-            })
+        .zip(descriptions)
+        .map(|(r, full)| Rule {
+            default_configuration: Configuration {
+                level: level(r.severity),
+            },
+            full_description: Message { text: full },
+            help: Help {
+                markdown: r.doc,
+                text: r.doc,
+            },
+            help_uri: rules::doc_url(r.id),
+            id: r.id,
+            name: pascal(r.id),
+            properties: Properties {
+                tags: ["kubernetes", "karpenter"],
+            },
+            short_description: Message { text: r.summary },
         })
         .collect();
-    json!({
-        "driver": {
-            "name": "karplint",
-            "semanticVersion": env!("CARGO_PKG_VERSION"),
-            "informationUri": env!("CARGO_PKG_REPOSITORY"),
-            "rules": rules_json,
+    Tool {
+        driver: Driver {
+            information_uri: env!("CARGO_PKG_REPOSITORY"),
+            name: "karplint",
+            rules,
+            semantic_version: env!("CARGO_PKG_VERSION"),
         },
-    })
+    }
 }
 
 /// A physical location: the artifact and its region.
-fn physical(report: &Report, texts: &Texts, source: SourceId, span: Span) -> Value {
+fn physical(report: &Report, texts: &Texts, source: SourceId, span: Span) -> PhysicalLocation {
     let p = texts.position(source, span);
-    json!({
-        "artifactLocation": artifact(&report.sources[source]),
-        "region": {
-            "startLine": p.line,
-            "startColumn": p.column,
-            "endLine": p.end_line,
-            "endColumn": p.end_column,
-            "byteOffset": p.offset,
-            "byteLength": p.length,
-        },
-    })
+    PhysicalLocation {
+        artifact_location: artifact(&report.sources[source]),
+        region: Some(Region {
+            byte_length: p.length,
+            byte_offset: p.offset,
+            end_column: p.end_column,
+            end_line: p.end_line,
+            start_column: p.column,
+            start_line: p.line,
+        }),
+    }
 }
 
-/// The SARIF result of one finding.
-fn result(report: &Report, texts: &Texts, meta: &[RuleMeta], f: &Finding) -> Value {
+/// The finding's own location: where, the object, and the label.
+fn location<'a>(report: &Report, texts: &Texts, f: &'a Finding) -> Location<'a> {
+    let logical_locations = (f.object.iter())
+        .map(|o| LogicalLocation {
+            fully_qualified_name: o.to_string(),
+            kind: "object",
+            name: o.name.as_str(),
+        })
+        .collect();
+    Location {
+        id: None,
+        logical_locations,
+        message: (!f.label.is_empty()).then_some(Message { text: &f.label }),
+        physical_location: physical(report, texts, f.source, f.span),
+    }
+}
+
+/// Writes one finding's SARIF result to `s`: its message with its help, its location,
+/// related locations, and fingerprint.
+fn serialize_result<S: serde::ser::SerializeSeq>(
+    s: &mut S,
+    res: &Results<'_>,
+    f: &Finding,
+    fingerprint: &str,
+) -> Result<(), S::Error> {
     #[cfg(test)]
     RESULTS_BUILT.with(|c| c.set(c.get() + 1));
-    let mut location = json!({ "physicalLocation": physical(report, texts, f.source, f.span) });
-    if let Some(o) = &f.object {
-        location["logicalLocations"] = json!([{
-            "name": o.name,
-            "fullyQualifiedName": o.to_string(),
-            "kind": "object",
-        }]);
-    }
-    if !f.label.is_empty() {
-        location["message"] = json!({ "text": f.label });
-    }
-    let related: Vec<Value> = f
-        .related
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            json!({
-                "id": i + 1,
-                "message": { "text": r.message },
-                "physicalLocation": physical(report, texts, r.source, r.span),
-            })
+    let related_locations = (f.related.iter().enumerate())
+        .map(|(i, r)| Location {
+            id: Some(i + 1),
+            logical_locations: Vec::new(),
+            message: Some(Message { text: &r.message }),
+            physical_location: physical(res.report, res.texts, r.source, r.span),
         })
         .collect();
     let text = if f.help.is_empty() {
@@ -205,24 +376,21 @@ fn result(report: &Report, texts: &Texts, meta: &[RuleMeta], f: &Finding) -> Val
     } else {
         format!("{}\nhelp: {}", f.message, f.help)
     };
-    let mut result = json!({
-        "ruleId": f.rule,
-        "level": level(f.severity),
-        "message": { "text": text },
-        "locations": [location],
-    });
-    if let Some(i) = meta.iter().position(|m| m.id == f.rule) {
-        result["ruleIndex"] = json!(i);
-    }
-    if !related.is_empty() {
-        result["relatedLocations"] = Value::Array(related);
-    }
-    result
+    s.serialize_element(&SarifResult {
+        level: level(f.severity),
+        locations: [location(res.report, res.texts, f)],
+        message: Message { text: &text },
+        partial_fingerprints: Fingerprints {
+            karplint_v1: fingerprint,
+        },
+        related_locations,
+        rule_id: f.rule,
+        rule_index: res.meta.iter().position(|m| m.id == f.rule),
+    })
 }
 
-/// The log, serialised as it is written: one result is built at a time, never the whole
-/// log as one `serde_json::Value` (83 MB of SARIF once took 994 MB). The fields are in the
-/// order `serde_json::Value` writes them (sorted), so the bytes are those of the value.
+/// `sarifLog`, serialised as it is written: one result is built at a time, never the
+/// whole log in memory (83 MB of SARIF once took 994 MB as one `serde_json::Value`).
 #[derive(Serialize)]
 struct Log<'a> {
     #[serde(rename = "$schema")]
@@ -231,37 +399,67 @@ struct Log<'a> {
     version: &'static str,
 }
 
+/// `run`.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Run<'a> {
-    #[serde(rename = "columnKind")]
     column_kind: &'static str,
     /// One invocation, carrying the run's notes and skipped files.
-    invocations: [Value; 1],
+    invocations: [Invocation<'a>; 1],
     results: Results<'a>,
-    tool: Value,
+    tool: Tool<'a>,
+}
+
+/// `invocation`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation<'a> {
+    execution_successful: bool,
+    tool_execution_notifications: Vec<Notification<'a>>,
+}
+
+/// `reportingDescriptorReference`.
+#[derive(Serialize)]
+struct Descriptor {
+    id: &'static str,
+}
+
+/// `notification`: a note of the run or a skipped file.
+#[derive(Serialize)]
+struct Notification<'a> {
+    descriptor: Descriptor,
+    level: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    locations: Vec<Location<'a>>,
+    message: Message<'a>,
 }
 
 /// The invocation: notes and skipped files as `toolExecutionNotifications`.
-fn invocation(report: &Report) -> Value {
-    let notes = report.notes.iter().map(|n| {
-        json!({
-            "descriptor": {"id": n.kind},
-            "level": if n.is_warning() { "warning" } else { "note" },
-            "message": {"text": n.message},
-        })
+fn invocation<'a>(report: &'a Report, skipped: &'a [String]) -> Invocation<'a> {
+    let notes = report.notes.iter().map(|n| Notification {
+        descriptor: Descriptor { id: n.kind },
+        level: if n.is_warning() { "warning" } else { "note" },
+        locations: Vec::new(),
+        message: Message { text: &n.message },
     });
-    let skipped = report.skipped.iter().map(|(id, reason)| {
-        json!({
-            "descriptor": {"id": "skipped"},
-            "level": "note",
-            "locations": [{"physicalLocation": {"artifactLocation": artifact(&report.sources[*id])}}],
-            "message": {"text": format!("skipped {}: {reason}", report.sources[*id].name)},
-        })
+    let skipped = (report.skipped.iter().zip(skipped)).map(|((id, _), text)| Notification {
+        descriptor: Descriptor { id: "skipped" },
+        level: "note",
+        locations: vec![Location {
+            id: None,
+            logical_locations: Vec::new(),
+            message: None,
+            physical_location: PhysicalLocation {
+                artifact_location: artifact(&report.sources[*id]),
+                region: None,
+            },
+        }],
+        message: Message { text },
     });
-    json!({
-        "executionSuccessful": true,
-        "toolExecutionNotifications": notes.chain(skipped).collect::<Vec<_>>(),
-    })
+    Invocation {
+        execution_successful: true,
+        tool_execution_notifications: notes.chain(skipped).collect(),
+    }
 }
 
 /// The results, built one by one as the serializer asks for them.
@@ -275,36 +473,35 @@ struct Results<'a> {
 
 impl Serialize for Results<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(
-            self.report
-                .findings
-                .iter()
-                .zip(self.fingerprints)
-                .map(|(f, fp)| {
-                    let mut r = result(self.report, self.texts, self.meta, f);
-                    r["partialFingerprints"] = json!({ "karplint/v1": fp });
-                    r
-                }),
-        )
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.report.findings.len()))?;
+        for (f, fp) in self.report.findings.iter().zip(self.fingerprints) {
+            serialize_result(&mut seq, self, f, fp)?;
+        }
+        seq.end()
     }
 }
 
 /// Writes the report to `w` as it is serialised.
 pub fn write(report: &Report, texts: &Texts, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let meta = rule_metadata();
+    let descriptions: Vec<String> = meta.iter().map(full_description).collect();
     let fingerprints = super::baseline::fingerprints(report);
+    let skipped: Vec<String> = (report.skipped.iter())
+        .map(|(id, reason)| format!("skipped {}: {reason}", report.sources[*id].name))
+        .collect();
     let log = Log {
         schema: SCHEMA,
         runs: [Run {
             column_kind: "unicodeCodePoints",
-            invocations: [invocation(report)],
+            invocations: [invocation(report, &skipped)],
             results: Results {
                 report,
                 texts,
                 meta: &meta,
                 fingerprints: &fingerprints,
             },
-            tool: tool(&meta),
+            tool: tool(&meta, &descriptions),
         }],
         version: "2.1.0",
     };
@@ -320,6 +517,7 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     /// Records how many results were built when the first byte reached the writer.
     struct FirstWrite(Option<usize>, Vec<u8>);
@@ -369,6 +567,7 @@ mod tests {
     fn names_and_uris() {
         assert_eq!(pascal("no-instance-type-fits"), "NoInstanceTypeFits");
         let file = |p: &str| Source::file(p.into(), false);
+        let artifact = |s: &Source| serde_json::to_value(artifact(s)).expect("serialises");
         assert_eq!(
             artifact(&file("a b/c.yaml")),
             json!({"uri": "a%20b/c.yaml", "uriBaseId": "%SRCROOT%"})
@@ -390,7 +589,7 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         let p = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"./caf\xe9.yaml"));
         assert_eq!(
-            artifact(&Source::file(p, false)),
+            serde_json::to_value(artifact(&Source::file(p, false))).expect("serialises"),
             json!({"uri": "caf%E9.yaml", "uriBaseId": "%SRCROOT%"})
         );
     }
