@@ -83,6 +83,15 @@ fn v1_kind(kind: &str) -> &str {
     }
 }
 
+/// The v1beta1 fields of a NodePool that [`moved_fields`] explains on a v1 NodePool, as the
+/// API server prints their paths: `unknown-field` leaves them to this rule, whose help says
+/// where each one went.
+pub(super) const MOVED_IN_V1: [&str; 3] = [
+    "spec.template.spec.kubelet",
+    "spec.disruption.expireAfter",
+    "spec.template.spec.nodeClassRef.apiVersion",
+];
+
 /// Fields of a NodePool that moved or changed in v1, with their spans.
 fn moved_fields(np: &NodePool, obj: &Object) -> (Vec<String>, Vec<(Span, String)>) {
     let mut help = Vec::new();

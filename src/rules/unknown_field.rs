@@ -2,8 +2,10 @@
 //! EC2NodeClass, NodeClaim, NodeOverlay) or in a workload's path to its pod spec and the
 //! scheduling fields beneath it. The parse stage finds them against the schemas generated
 //! from Karpenter's CRDs and the `k8s.io/api` types (`parse::fields`); this rule reports
-//! each one, with the field meant when one is close.
+//! each one, with the field meant when one is close. The v1beta1 fields of a v1 NodePool
+//! are left to `deprecated-karpenter-api`, which says where each one moved.
 
+use super::deprecated_karpenter_api::MOVED_IN_V1;
 use super::{Context, Findings, Placed, Rule};
 use crate::model::{Kind, Object, Span, UnknownField as Field};
 
@@ -18,6 +20,9 @@ impl Rule for UnknownField {
     fn check_object(&self, o: &Placed, _cx: &Context, out: &mut Findings) {
         let obj = o.obj;
         for f in &obj.unknown_fields {
+            if obj.kind == Kind::NodePool && MOVED_IN_V1.contains(&full_path(f).as_str()) {
+                continue; // deprecated-karpenter-api says where it moved
+            }
             let span = Span::new(obj.doc_offset + f.offset as usize, f.len as usize);
             out.push(
                 META.finding(obj, span, message(obj, f))
