@@ -171,6 +171,10 @@ pub struct Outcome {
     pub report: Report,
     /// One row per linted workload: where Karpenter would put it (`karplint plan`).
     pub plan: Vec<crate::report::plan::PlanRow>,
+    /// The nodes the plan's rounds launch and their monthly cost (with the plan rows).
+    pub cost: Option<crate::report::cost::Cost>,
+    /// Each NodePool's disruption settings (with the plan rows).
+    pub disruption: Vec<crate::report::plan::PoolDisruption>,
     /// The NodePools' instance types, when [`LintOptions::export_instance_types`] asked.
     pub instance_types: Option<crate::karpenter::export::InstanceTypes>,
     pub read_errors: Vec<ReadError>,
@@ -255,6 +259,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         return Ok(Outcome {
             report,
             plan: finished.plan,
+            cost: finished.cost,
+            disruption: finished.disruption,
             instance_types,
             read_errors,
         });
