@@ -1013,6 +1013,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             .map(|c| c.to_facts())
             .unwrap_or_default(),
         plan: false,
+        plan_counts_types: true,
         export_instance_types: false,
         kustomize: args.kustomize.or(cfg.kustomize).unwrap_or_default(),
         kustomize_bin: match (&args.kustomize_bin, &cfg.kustomize_bin) {
@@ -1089,6 +1090,7 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<Linted, i32> {
         2
     })?;
     opts.plan = matches!(mode, Mode::Plan | Mode::Diff);
+    opts.plan_counts_types = mode != Mode::Diff;
     opts.export_instance_types = mode == Mode::InstanceTypes;
     // Progress only for a person watching: never in pipes, CI logs or machine formats.
     crate::progress::ENABLED.store(

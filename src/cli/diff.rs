@@ -47,7 +47,7 @@ struct Linted {
 fn lint_side(args: &LintArgs, name: &str) -> Result<Linted, i32> {
     let linted = lint_outcome(args, Mode::Diff)?;
     let nodepools_missing = linted.nodepools_missing();
-    let mut outcome = linted.outcome;
+    let outcome = linted.outcome;
     for e in &outcome.read_errors {
         eprintln!("karplint: {name}: {}", report::escape::text(&e.to_string()));
     }
@@ -56,7 +56,6 @@ fn lint_side(args: &LintArgs, name: &str) -> Result<Linted, i32> {
     } else {
         (!outcome.read_errors.is_empty()).then_some(2)
     };
-    plan::locate(&mut outcome.plan, &outcome.report.sources);
     Ok(Linted {
         side: Side {
             name: name.to_string(),
@@ -97,32 +96,51 @@ fn absolute_outputs(args: &LintArgs, cwd: &Path) -> Result<Vec<(Format, Destinat
         .collect())
 }
 
+/// What `karplint diff` was asked, checked: the outputs, the repository and the commits.
+struct Request {
+    cwd: PathBuf,
+    dests: Vec<(Format, Destination)>,
+    repo: git::Repo,
+    base: String,
+    base_commit: String,
+    /// The HEAD revision and its commit, or `None` for the working tree.
+    head: Option<(String, String)>,
+}
+
+/// Checks the command line and the revisions; `Err` is the exit code.
+fn request(args: &LintArgs) -> Result<Request, i32> {
+    let Some((base, head)) = args.revisions.clone() else {
+        return Err(2);
+    };
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("karplint diff: the working directory: {e}");
+        2
+    })?;
+    let dests = absolute_outputs(args, &cwd)?;
+    let repo = git::open(&cwd).map_err(|e| git_error(&e))?;
+    let base_commit = repo.commit(&base).map_err(|e| git_error(&e))?;
+    let head = match head {
+        Some(h) => {
+            let c = repo.commit(&h).map_err(|e| git_error(&e))?;
+            Some((h, c))
+        }
+        None => None,
+    };
+    Ok(Request {
+        cwd,
+        dests,
+        repo,
+        base,
+        base_commit,
+        head,
+    })
+}
+
 /// `karplint diff BASE [HEAD]`.
 pub(super) fn run_diff(args: &LintArgs) -> i32 {
-    let Some((base, head)) = args.revisions.clone() else {
-        return 2;
-    };
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("karplint diff: the working directory: {e}");
-            return 2;
-        }
-    };
-    let dests = match absolute_outputs(args, &cwd) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let repo = match git::open(&cwd) {
+    let req = match request(args) {
         Ok(r) => r,
-        Err(e) => return git_error(&e),
-    };
-    let commits = repo
-        .commit(&base)
-        .and_then(|b| Ok((b, head.as_deref().map(|h| repo.commit(h)).transpose()?)));
-    let (base_commit, head_commit) = match commits {
-        Ok(c) => c,
-        Err(e) => return git_error(&e),
+        Err(code) => return code,
     };
     let tmp = match tempfile::Builder::new().prefix("karplint-diff").tempdir() {
         Ok(t) => t,
@@ -131,35 +149,42 @@ pub(super) fn run_diff(args: &LintArgs) -> i32 {
             return 2;
         }
     };
-    let tree = |commit: &str, dir: &str| -> Result<PathBuf, i32> {
-        let root = tmp.path().join(dir);
-        repo.extract(commit, &root).map_err(|e| git_error(&e))?;
-        Ok(root.join(&repo.prefix))
-    };
-    let base_dir = match tree(&base_commit, "base") {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let (base_side, baseline) = match in_dir(&base_dir, || {
-        let linted = lint_side(args, &base)?;
-        let baseline = Baseline::as_given(&linted.report);
-        Ok((linted, baseline))
-    }) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
-    let head_dir = match &head_commit {
-        Some(c) => match tree(c, "head") {
-            Ok(d) => d,
-            Err(code) => return code,
-        },
-        None => cwd.clone(),
-    };
-    let head_name = head.unwrap_or_else(|| "working tree".to_string());
-    let code = in_dir(&head_dir, || {
-        Ok(report_head(args, &dests, base_side, &baseline, &head_name))
-    });
-    code.unwrap_or_else(|c| c)
+    judge(args, &req, tmp.path()).unwrap_or_else(|code| code)
+}
+
+/// Writes the trees under `tmp` and judges both sides: BASE is written while HEAD is
+/// linted (most of a run waits on parsing, and git writes files meanwhile), then BASE is
+/// linted and its findings taken out of HEAD's report.
+fn judge(args: &LintArgs, req: &Request, tmp: &Path) -> Result<i32, i32> {
+    let base_root = tmp.join("base");
+    let head_root = tmp.join("head");
+    std::thread::scope(|scope| {
+        let base_job = scope.spawn(|| req.repo.extract(&req.base_commit, &base_root));
+        let head_dir = match &req.head {
+            Some((_, commit)) => {
+                req.repo
+                    .extract(commit, &head_root)
+                    .map_err(|e| git_error(&e))?;
+                head_root.join(&req.repo.prefix)
+            }
+            None => req.cwd.clone(),
+        };
+        let head_name = (req.head.as_ref()).map_or("working tree", |(name, _)| name.as_str());
+        let head = in_dir(&head_dir, || lint_side(args, head_name))?;
+        match base_job.join() {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(git_error(&e)),
+            Err(_) => return Err(2),
+        }
+        let (base, baseline) = in_dir(&base_root.join(&req.repo.prefix), || {
+            let linted = lint_side(args, &req.base)?;
+            let baseline = Baseline::as_given(&linted.report);
+            Ok((linted, baseline))
+        })?;
+        in_dir(&head_dir, || {
+            Ok(report_head(args, &req.dests, base, head, &baseline))
+        })
+    })
 }
 
 /// Runs `f` with `dir` as the working directory.
@@ -171,19 +196,15 @@ fn in_dir<T>(dir: &Path, f: impl FnOnce() -> Result<T, i32>) -> Result<T, i32> {
     f()
 }
 
-/// Lints HEAD, takes BASE's findings out of its report, compares and writes the reports;
-/// the exit status.
+/// Takes BASE's findings out of HEAD's report, compares and writes the reports; the exit
+/// status.
 fn report_head(
     args: &LintArgs,
     dests: &[(Format, Destination)],
     base: Linted,
+    mut head: Linted,
     baseline: &Baseline,
-    head_name: &str,
 ) -> i32 {
-    let mut head = match lint_side(args, head_name) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
     let applied = baseline::apply(&mut head.report, baseline, Path::new(&base.side.name));
     // The notes of applying a baseline speak of a file: this one says what it means.
     head.report.notes.retain(|n| n.kind != "baseline");
@@ -199,6 +220,8 @@ fn report_head(
             ),
         ));
     }
+    // Where HEAD's workloads are written (BASE's files are not shown).
+    plan::locate(&mut head.side.plan, &head.report.sources);
     let changes = diff::compare(&base.side, &head.side);
     let new = &head.report;
     let shown_opts = report::Shown {

@@ -46,8 +46,9 @@ pub struct Placement {
     pub families: Vec<String>,
     /// Why it stays Pending, when it does.
     pub reason: Option<String>,
-    /// Where it is written: `file:line`.
-    pub location: String,
+    /// Where it is written: `file:line` (HEAD's side only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 /// A workload whose placement changed (or that one side does not have).
@@ -56,6 +57,9 @@ pub struct PlacementChange {
     pub object: ObjectRef,
     pub before: Option<Placement>,
     pub after: Option<Placement>,
+    /// Only the instance families changed: the same replicas land on the same NodePool,
+    /// packed onto other types (another workload's change moves them too).
+    pub families_only: bool,
 }
 
 impl PlacementChange {
@@ -131,7 +135,7 @@ fn placement(r: &PlanRow) -> Placement {
             .or_else(|| r.node_group.as_ref().map(|g| format!("node group {g}"))),
         families: families.into_iter().collect(),
         reason: reason(r, pending),
-        location: format!("{}:{}", r.file, r.line),
+        location: (!r.file.is_empty()).then(|| format!("{}:{}", r.file, r.line)),
     }
 }
 
@@ -167,10 +171,10 @@ fn key(o: &ObjectRef) -> Key {
     )
 }
 
-/// Whether two placements differ in what the diff reports (not where they are written).
+/// Whether two placements differ in replicas, Pending replicas, NodePool or reason.
 fn moved(a: &Placement, b: &Placement) -> bool {
-    (a.replicas, a.pending, &a.nodepool, &a.families, &a.reason)
-        != (b.replicas, b.pending, &b.nodepool, &b.families, &b.reason)
+    (a.replicas, a.pending, &a.nodepool, &a.reason)
+        != (b.replicas, b.pending, &b.nodepool, &b.reason)
 }
 
 /// The workloads whose placement differs between the sides.
@@ -188,11 +192,14 @@ fn placement_changes(base: &[PlanRow], head: &[PlanRow]) -> Vec<PlacementChange>
         }
         let after = placement(r);
         let was = before.get(&k).map(|b| placement(b));
-        if was.as_ref().is_none_or(|w| moved(w, &after)) {
+        let core = was.as_ref().is_none_or(|w| moved(w, &after));
+        let families = was.as_ref().is_some_and(|w| w.families != after.families);
+        if core || families {
             out.push(PlacementChange {
                 object: r.object.clone(),
                 before: was,
                 after: Some(after),
+                families_only: !core,
             });
         }
     }
@@ -202,11 +209,12 @@ fn placement_changes(base: &[PlanRow], head: &[PlanRow]) -> Vec<PlacementChange>
                 object: r.object.clone(),
                 before: Some(placement(r)),
                 after: None,
+                families_only: false,
             });
         }
     }
     // Stable: the run's order among equals.
-    out.sort_by_key(|c| std::cmp::Reverse(c.newly_pending()));
+    out.sort_by_key(|c| (std::cmp::Reverse(c.newly_pending()), c.families_only));
     out
 }
 

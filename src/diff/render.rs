@@ -16,6 +16,9 @@ pub const MARKER: &str = "<!-- karplint-diff -->";
 /// bytes, leaving room for the closing lines.
 pub const COMMENT_LIMIT: usize = 60 * 1024;
 
+/// How many workloads that only moved to other instance families the human report lists.
+const FAMILIES_SHOWN: usize = 10;
+
 /// A workload as the reports name it: `Deployment team/web`.
 fn workload(c: &PlacementChange) -> String {
     let o = &c.object;
@@ -81,12 +84,13 @@ fn budget_line(b: &BudgetChange) -> String {
 fn headline(changes: &Changes, new: &Report) -> String {
     let s = &new.summary;
     let pending: usize = changes.placement.iter().map(|c| c.newly_pending()).sum();
+    let families = changes.placement.iter().filter(|c| c.families_only).count();
     let cost = &changes.cost;
     format!(
-        "{} new, {} replica(s) newly Pending, {} workload(s) placed differently, monthly on-demand cost {}{}",
+        "{} new, {} replica(s) newly Pending, {} workload(s) placed differently, {families} on other instance families, monthly on-demand cost {}{}",
         human::severity_counts(s.errors, s.warnings, s.infos),
         pending,
-        changes.placement.len(),
+        changes.placement.len() - families,
         if cost.monthly_difference >= 0.0 {
             "+"
         } else {
@@ -160,9 +164,11 @@ pub fn render_human(
         changes.head,
         headline(changes, new)
     ));
-    if !changes.placement.is_empty() {
+    let (families, moved): (Vec<&PlacementChange>, Vec<&PlacementChange>) =
+        changes.placement.iter().partition(|c| c.families_only);
+    if !moved.is_empty() {
         out.push_str("\nPlacement:\n");
-        for c in &changes.placement {
+        for c in moved {
             out.push_str(&line(format!(
                 "  {}: {} → {}",
                 workload(c),
@@ -172,6 +178,23 @@ pub fn render_human(
             if let Some(r) = reason(c) {
                 out.push_str(&line(format!("    now: {r}")));
             }
+        }
+    }
+    if !families.is_empty() {
+        out.push_str("\nInstance families (the same NodePool, other instance types):\n");
+        for c in families.iter().take(FAMILIES_SHOWN) {
+            out.push_str(&line(format!(
+                "  {}: {} → {}",
+                workload(c),
+                place(c.before.as_ref()),
+                place(c.after.as_ref())
+            )));
+        }
+        if families.len() > FAMILIES_SHOWN {
+            out.push_str(&format!(
+                "  … and {} more (`karplint diff --format json` lists them)\n",
+                families.len() - FAMILIES_SHOWN
+            ));
         }
     }
     let blocked: Vec<_> = (new.findings.iter())
@@ -241,6 +264,12 @@ pub fn render_markdown(changes: &Changes, new: &Report, texts: &Texts, shown: Sh
             cell(&before),
             cell(&after)
         ));
+    }
+    if let Some(c) = changes.cost.after.as_ref().or(changes.cost.before.as_ref()) {
+        out.push('\n');
+        for n in crate::report::cost::notes(c) {
+            out.push_str(&format!("> note: {}\n", cell(&n)));
+        }
     }
     out.push_str(&details(changes, COMMENT_LIMIT.saturating_sub(out.len())));
     out
