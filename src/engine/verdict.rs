@@ -34,6 +34,7 @@ pub(super) fn place(
     let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
     let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) = pending.into_iter().unzip();
     let solved = scheduler::solve_with_nodes(sim, &workloads, &mut existing);
+    let on = cost::by_workload(&solved.nodes, workloads.len());
     facts.sort_unstable_by_key(|f| f.order);
     for (w, ((key, pods), workload)) in
         (keys.into_iter().zip(solved.pods).zip(&workloads)).enumerate()
@@ -46,7 +47,7 @@ pub(super) fn place(
             row.pods = plan::pod_rows(sim, &existing, pods);
             plan::settle_on_static_nodes(row);
             (row.instance_types, row.monthly_cost) =
-                cost::of_workload(&solved.nodes, w, &cx.cluster);
+                cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
         }
     }
     let cost = (!rows.is_empty())

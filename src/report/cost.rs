@@ -185,23 +185,36 @@ pub fn of_nodes(
     }
 }
 
-/// What workload `w`'s replicas launch on, by instance type and capacity type, and its
-/// share of the nodes' monthly cost: a node shared by several workloads is split by their
-/// pod counts. The share counts priced nodes only; `None` when none of its nodes is priced.
+/// For each of `workloads` workloads, the nodes its pods are on: (node, how many pods).
+pub fn by_workload(nodes: &[LaunchedNode], workloads: usize) -> Vec<Vec<(usize, usize)>> {
+    let mut out: Vec<Vec<(usize, usize)>> = vec![Vec::new(); workloads];
+    for (i, n) in nodes.iter().enumerate() {
+        for &w in &n.workloads {
+            let Some(mine) = out.get_mut(w) else { continue };
+            match mine.last_mut() {
+                Some((node, count)) if *node == i => *count += 1,
+                _ => mine.push((i, 1)),
+            }
+        }
+    }
+    out
+}
+
+/// What a workload's replicas launch on, by instance type and capacity type, and its share
+/// of the nodes' monthly cost: a node shared by several workloads is split by their pod
+/// counts. `on` is the workload's entry of [`by_workload`]. The share counts priced nodes
+/// only; `None` when none of its nodes is priced.
 pub fn of_workload(
     nodes: &[LaunchedNode],
-    w: usize,
+    on: &[(usize, usize)],
     cluster: &ClusterFacts,
 ) -> (Vec<RowLaunch>, Option<f64>) {
     let prices = Prices::builtin();
     let (region, _) = region(cluster);
     let mut by_type: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
     let mut monthly: Option<f64> = None;
-    for n in nodes {
-        let mine = n.workloads.iter().filter(|&&x| x == w).count();
-        if mine == 0 {
-            continue;
-        }
+    for &(i, mine) in on {
+        let Some(n) = nodes.get(i) else { continue };
         let Some(t) = &n.instance_type else { continue };
         *by_type.entry((t.clone(), capacity_type(n))).or_default() += mine;
         if let Some(h) = hourly(prices, &region, n) {
@@ -414,10 +427,15 @@ mod tests {
             .on_demand("us-east-1", "m5.large")
             .unwrap();
         assert!((cost.monthly - m5 * HOURS_PER_MONTH).abs() < 1e-9);
-        let (launches, monthly) = of_workload(&nodes, 0, &ClusterFacts::default());
+        let on = by_workload(&nodes, 2);
+        assert_eq!(on[0], [(0, 2), (1, 1)]);
+        let (launches, monthly) = of_workload(&nodes, &on[0], &ClusterFacts::default());
         assert_eq!(launches.len(), 2);
         assert!((monthly.unwrap() - m5 * HOURS_PER_MONTH).abs() < 1e-9);
-        assert_eq!(of_workload(&nodes, 1, &ClusterFacts::default()).1, None);
+        assert_eq!(
+            of_workload(&nodes, &on[1], &ClusterFacts::default()).1,
+            None
+        );
         assert_eq!(notes(&cost).len(), 2);
     }
 
