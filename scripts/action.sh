@@ -29,6 +29,13 @@
 #
 # `path` and `context` take one path per line, spaces kept; a single line is split on
 # spaces unless it names an existing path as a whole.
+#
+# `mode: diff` (the default on pull_request events, when neither `path` nor `baseline` is
+# given) runs `karplint diff BASE HEAD` in the
+# workspace instead (BASE: the `base` input, else origin/$GITHUB_BASE_REF, fetched when
+# missing), and writes its Markdown as the job summary and as one comment on the pull
+# request, found by its hidden first line (`<!-- karplint-diff -->`) and updated in place
+# on each push, through the REST API at $GITHUB_API_URL with the `github-token` input.
 set -uo pipefail
 set -f # inputs are split on whitespace, never globbed
 
@@ -155,6 +162,21 @@ split_paths() {
   done <<< "$input"
 }
 
+# The default mode: diff on a pull request, unless the step names paths or a baseline,
+# which only a lint takes (a workflow written for the lint keeps linting).
+mode="${INPUT_MODE:-}"
+if [ -z "$mode" ]; then
+  mode=lint
+  case "${GITHUB_EVENT_NAME:-}" in
+    pull_request | pull_request_target)
+      if [ "${INPUT_PATH:-.}" = . ] && [ -z "${INPUT_BASELINE:-}" ]; then mode=diff; fi ;;
+  esac
+fi
+case "$mode" in
+  lint | diff) ;;
+  *) log "mode must be lint or diff, not '$mode'"; exit 2 ;;
+esac
+
 args=()
 [ -n "${INPUT_CONFIG:-}" ] && args+=(--config "$INPUT_CONFIG")
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
@@ -210,8 +232,76 @@ paths=(.)
 [ "${#split[@]}" -gt 0 ] && paths=("${split[@]}")
 
 cd "$workspace" || exit 2
-"$bin" "${args[@]}" -- "${paths[@]}"
+if [ "$mode" = diff ]; then
+  if [ "${paths[*]}" != . ]; then
+    log "mode: diff compares the whole checkout; path is for mode: lint (use the config's include/exclude)"
+    exit 2
+  fi
+  if [ -n "${INPUT_BASELINE:-}" ]; then
+    log "mode: diff takes its baseline from the base revision; baseline is for mode: lint"
+    exit 2
+  fi
+  base="${INPUT_BASE:-}"
+  if [ -z "$base" ]; then
+    if [ -z "${GITHUB_BASE_REF:-}" ]; then
+      log "mode: diff needs the base input outside a pull_request event"
+      exit 2
+    fi
+    base="origin/$GITHUB_BASE_REF"
+    if ! git rev-parse --verify --quiet "$base^{commit}" > /dev/null; then
+      log "fetching $GITHUB_BASE_REF, the pull request's base"
+      git fetch --no-tags --depth=1 origin "+refs/heads/$GITHUB_BASE_REF:refs/remotes/origin/$GITHUB_BASE_REF" >&2 ||
+        log "cannot fetch $GITHUB_BASE_REF"
+    fi
+  fi
+  "$bin" diff "$base" HEAD "${args[@]}"
+else
+  "$bin" "${args[@]}" -- "${paths[@]}"
+fi
 code=$?
+
+# The number of the pull request the run is for: from refs/pull/N/merge, else the event.
+pr_number() {
+  if [[ "${GITHUB_REF:-}" =~ ^refs/pull/([0-9]+)/ ]]; then
+    echo "${BASH_REMATCH[1]}"
+  elif [ -f "${GITHUB_EVENT_PATH:-}" ] && command -v jq > /dev/null; then
+    jq -r '.pull_request.number // empty' "$GITHUB_EVENT_PATH"
+  fi
+}
+
+# Writes the Markdown file $1 as karplint's comment on the pull request: the comment whose
+# first line is the marker is updated, else one is added. Failing to comment is a warning.
+comment_on_pr() {
+  local body="$1" pr api page id="" found ids
+  local marker="<!-- karplint-diff -->"
+  [ -n "${INPUT_GITHUB_TOKEN:-}" ] || { log "no github-token: no pull-request comment"; return 0; }
+  pr="$(pr_number)"
+  [ -n "$pr" ] || { log "no pull request number: no comment"; return 0; }
+  command -v jq > /dev/null || { echo "::warning title=karplint::no jq on the runner: no pull-request comment"; return 0; }
+  api="${GITHUB_API_URL:-https://api.github.com}/repos/${GITHUB_REPOSITORY:-}"
+  local curl_args=(-fsS --retry 2 -H "Authorization: Bearer $INPUT_GITHUB_TOKEN"
+    -H "Accept: application/vnd.github+json" -H "X-GitHub-Api-Version: 2022-11-28")
+  for page in $(seq 1 50); do
+    found="$(curl "${curl_args[@]}" "$api/issues/$pr/comments?per_page=100&page=$page")" || {
+      echo "::warning title=karplint::cannot list the comments of pull request #$pr (does the token have pull-requests: write?)"
+      return 0
+    }
+    ids="$(jq -r --arg m "$marker" '.[] | select((.body // "") | startswith($m)) | .id' <<< "$found")"
+    id="${ids%%$'\n'*}"
+    [ -n "$id" ] && break
+    [ "$(jq 'length' <<< "$found")" -lt 100 ] && break
+  done
+  jq -Rs '{body: .}' < "$body" > "$summary_dir/comment.json" || return 0
+  if [ -n "$id" ]; then
+    curl "${curl_args[@]}" -X PATCH --data @"$summary_dir/comment.json" \
+      "$api/issues/comments/$id" > /dev/null &&
+      log "updated the comment on pull request #$pr"
+  else
+    curl "${curl_args[@]}" -X POST --data @"$summary_dir/comment.json" \
+      "$api/issues/$pr/comments" > /dev/null &&
+      log "commented on pull request #$pr"
+  fi || echo "::warning title=karplint::cannot write the comment on pull request #$pr (does the token have pull-requests: write?)"
+}
 
 if [ -f "$summary" ]; then
   # The github format already made these lines ::warning annotations.
@@ -224,6 +314,7 @@ if [ -f "$summary" ]; then
     done < "$summary"
   fi
   [ -n "${GITHUB_STEP_SUMMARY:-}" ] && cat "$summary" >> "$GITHUB_STEP_SUMMARY"
+  [ "$mode" = diff ] && [ "$code" -lt 2 ] && comment_on_pr "$summary"
 fi
 rm -rf -- "$summary_dir"
 if [ -n "${GITHUB_OUTPUT:-}" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proves the pre-commit hooks work as a user would run them: `pre-commit try-repo` against
 # this repository, in a temporary git repository holding fixtures. A manifest with an error
-# must fail each hook, and clean ones must pass.
+# must fail each hook, and clean ones must pass; `karplint-diff` fails only on what the
+# staged change adds.
 #
 # Needs `pre-commit` on PATH (pip install pre-commit) and cargo: `language: rust` builds
 # karplint with cargo install at the repository's HEAD (when the tree is dirty, try-repo
@@ -109,4 +110,15 @@ if run karplint-changed; then fail "karplint-changed passed with apps/legacy.yam
 hook_line 'karplint \(changed files\)' Failed || fail "karplint-changed did not fail"
 grep -q "apps/legacy.yaml" "$work/out.txt" || fail "karplint-changed output does not name the file"
 
-echo "test-pre-commit: 3 passed, 0 failed ($(( $(date +%s) - start ))s)"
+echo "== 4. karplint-diff: the staged change against HEAD; what HEAD already has is not new"
+run karplint-diff || fail "karplint-diff failed on a change that adds nothing (legacy.yaml is at HEAD)"
+hook_line 'karplint \(what the change does\)' Passed || fail "karplint-diff did not pass"
+grep -q "karplint diff HEAD → working tree" "$work/out.txt" || fail "karplint-diff output has no headline"
+sed 's/legacy/legacy-two/; s/vol-0123456789abcdef0/vol-0123456789abcdef1/' apps/legacy.yaml > apps/legacy-two.yaml
+git add apps/legacy-two.yaml
+if run karplint-diff; then fail "karplint-diff passed with a new error staged"; fi
+hook_line 'karplint \(what the change does\)' Failed || fail "karplint-diff did not fail"
+grep -q "apps/legacy-two.yaml" "$work/out.txt" || fail "karplint-diff output does not name the new file"
+if grep -q "apps/legacy.yaml:" "$work/out.txt"; then fail "karplint-diff reported a finding HEAD already has"; fi
+
+echo "test-pre-commit: 4 passed, 0 failed ($(( $(date +%s) - start ))s)"

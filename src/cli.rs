@@ -10,11 +10,13 @@ use crate::config::{self, Config, Level};
 use crate::engine::{self, LintOptions};
 use crate::karpenter::version::KarpenterVersion;
 use crate::report::baseline::{self, Baseline};
-use crate::report::{self, github, human, json, markdown, plan, sarif};
+use crate::report::{self, cost, github, human, json, markdown, plan, sarif};
 use crate::rules;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+
+mod diff;
 
 pub use crate::config::FailOn;
 
@@ -68,6 +70,9 @@ pub struct LintArgs {
     /// The paths of the run: the top level's, or the subcommand's.
     #[arg(skip)]
     pub paths: Vec<PathBuf>,
+    /// `karplint diff`'s revisions: BASE, and HEAD unless the working tree.
+    #[arg(skip)]
+    pub revisions: Option<(String, Option<String>)>,
     /// Output format (repeatable; pairs with --output in order) [default: human]
     #[arg(long, value_enum, value_name = "FORMAT", global = true)]
     pub format: Vec<Format>,
@@ -188,6 +193,15 @@ pub enum Command {
     /// Show where Karpenter would put each workload: NodePool, fitting instance types, or
     /// why it would stay Pending
     Plan(Paths),
+    /// What a change does to the cluster: placement, disruption, new findings and cost
+    /// between two git revisions (HEAD defaults to the working tree); exit 1 when HEAD adds
+    /// a finding at or above --fail-on or leaves more replicas Pending
+    Diff {
+        /// The revision before the change (a branch, tag or commit: `main`, `HEAD`)
+        base: String,
+        /// The revision after it [default: the working tree]
+        head: Option<String>,
+    },
     /// Print a shell completion script: `karplint completions bash > /etc/bash_completion.d/karplint`
     Completions {
         #[arg(value_enum)]
@@ -212,6 +226,8 @@ pub enum DebugCommand {
 enum Mode {
     Lint,
     Plan,
+    /// One side of `karplint diff`: the plan rows and the findings.
+    Diff,
     InstanceTypes,
 }
 
@@ -274,6 +290,11 @@ pub fn run() -> i32 {
             cli.lint.paths = paths;
             with_workers(&cli.lint, run_plan)
         }
+        Some(Command::Diff { base, head }) => {
+            cli.lint.revisions = Some((base, head));
+            cli.lint.paths = vec![PathBuf::from(".")];
+            with_workers(&cli.lint, diff::run_diff)
+        }
         Some(Command::Debug(DebugCommand::InstanceTypes(Paths { paths }))) => {
             cli.lint.paths = paths;
             with_workers(&cli.lint, run_instance_types)
@@ -308,7 +329,7 @@ fn takes(command: &Command) -> Option<(&'static str, &'static [&'static str])> {
         Command::Explain { .. } => ("explain", &["format"]),
         Command::Completions { .. } => ("completions", &[]),
         Command::Man => ("man", &[]),
-        Command::Plan(_) | Command::Debug(_) => return None,
+        Command::Plan(_) | Command::Diff { .. } | Command::Debug(_) => return None,
     })
 }
 
@@ -361,6 +382,11 @@ fn refuse_ignored_flags(cli: &Cli, matches: &clap::ArgMatches) -> Result<(), Str
             if formats.len() > 1 {
                 return Err(format!("`karplint {name}` takes one --format"));
             }
+        }
+        (Some(Command::Diff { .. }), _) if cli.lint.statistics => {
+            return Err(
+                "`karplint diff` does not take --statistics; it reports what a change adds".into(),
+            );
         }
         (Some(Command::Plan(_)), _) if cli.lint.statistics => {
             return Err(
@@ -626,14 +652,22 @@ fn run_plan(args: &LintArgs) -> i32 {
     let mut code = 0;
     for (format, dest) in &dests {
         let write = |w: &mut dyn Write| -> std::io::Result<()> {
+            let cost = outcome.cost.as_ref().filter(|_| !args.quiet);
             let text = match format {
-                Format::Json => return plan::write_json(&rows, w),
-                Format::Markdown => plan::render_markdown(&rows),
+                Format::Json => return plan::write_json(&rows, outcome.cost.as_ref(), w),
+                Format::Markdown => {
+                    plan::render_markdown(&rows)
+                        + &cost.map_or_else(String::new, |c| cost::render_markdown(&rows, c))
+                }
                 Format::Concise => plan::render_concise(&rows),
                 _ if args.quiet => plan::render_table(&rows)
                     .split_once('\n')
                     .map_or_else(String::new, |(_, body)| body.to_string()),
-                _ => plan::render_table(&rows) + &plan::summary_line(&rows),
+                _ => {
+                    plan::render_table(&rows)
+                        + &plan::summary_line(&rows)
+                        + &cost.map_or_else(String::new, |c| cost::render_text(&rows, c))
+                }
             };
             w.write_all(text.as_bytes())
         };
@@ -997,6 +1031,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             .map(|c| c.to_facts())
             .unwrap_or_default(),
         plan: false,
+        plan_counts_types: true,
         export_instance_types: false,
         kustomize: args.kustomize.or(cfg.kustomize).unwrap_or_default(),
         kustomize_bin: match (&args.kustomize_bin, &cfg.kustomize_bin) {
@@ -1072,7 +1107,8 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<Linted, i32> {
         eprintln!("karplint: {e}");
         2
     })?;
-    opts.plan = mode == Mode::Plan;
+    opts.plan = matches!(mode, Mode::Plan | Mode::Diff);
+    opts.plan_counts_types = mode != Mode::Diff;
     opts.export_instance_types = mode == Mode::InstanceTypes;
     // Progress only for a person watching: never in pipes, CI logs or machine formats.
     crate::progress::ENABLED.store(
@@ -1099,7 +1135,7 @@ fn lint_outcome(args: &LintArgs, mode: Mode) -> Result<Linted, i32> {
         (None, false) => None,
     };
     for note in note.into_iter().chain(other_configs_note(args)) {
-        if mode == Mode::Lint {
+        if matches!(mode, Mode::Lint | Mode::Diff) {
             outcome.report.notes.push(report::Note::new("config", note));
         } else {
             eprintln!("karplint: {note}");

@@ -11,6 +11,7 @@
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod diagnostic;
+pub mod diff;
 pub(crate) mod discover;
 pub mod engine;
 pub(crate) mod facts;

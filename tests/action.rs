@@ -49,6 +49,13 @@ fn action_with(
         "INPUT_BASELINE",
         "INPUT_REQUIRE_NODEPOOLS",
         "INPUT_ARGS",
+        "INPUT_MODE",
+        "INPUT_BASE",
+        "INPUT_GITHUB_TOKEN",
+        "GITHUB_EVENT_NAME",
+        "GITHUB_BASE_REF",
+        "GITHUB_REF",
+        "GITHUB_EVENT_PATH",
         "ACTION_REF",
         "KARPLINT_BIN",
         "KARPLINT_RELEASE_URL",
@@ -786,4 +793,225 @@ fn distribution_files_stay_in_step() {
         "pkg-url = \"{ repo }/releases/download/v{ version }/karplint-{ version }-{ target }{ archive-suffix }\""
     ));
     assert!(read("Dockerfile").contains("ENTRYPOINT [\"karplint\"]"));
+}
+
+/// A fake of the GitHub REST API's issue comments, on a local port: it lists, adds and
+/// updates the comments of one pull request, and records each request's method, path and
+/// `Authorization` header.
+struct FakeGitHub {
+    url: String,
+    comments: std::sync::Arc<std::sync::Mutex<Vec<(u64, String)>>>,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, String, String)>>>,
+}
+
+impl FakeGitHub {
+    fn start(existing: Vec<(u64, String)>) -> FakeGitHub {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let comments = std::sync::Arc::new(std::sync::Mutex::new(existing));
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (c, r) = (comments.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let mut parts = line.split_whitespace();
+                let method = parts.next().unwrap_or("").to_string();
+                let path = parts.next().unwrap_or("").to_string();
+                let (mut length, mut auth) = (0usize, String::new());
+                loop {
+                    let mut h = String::new();
+                    reader.read_line(&mut h).unwrap();
+                    let h = h.trim_end();
+                    if h.is_empty() {
+                        break;
+                    }
+                    let (k, v) = h.split_once(": ").unwrap_or((h, ""));
+                    match k.to_ascii_lowercase().as_str() {
+                        "content-length" => length = v.parse().unwrap(),
+                        "authorization" => auth = v.to_string(),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                r.lock().unwrap().push((method.clone(), path.clone(), auth));
+                let text = |b: &[u8]| -> String {
+                    let v: serde_json::Value = serde_json::from_slice(b).unwrap();
+                    v["body"].as_str().unwrap().to_string()
+                };
+                let mut all = c.lock().unwrap();
+                let answer = match method.as_str() {
+                    "GET" if path.ends_with("&page=1") => serde_json::Value::Array(
+                        (all.iter())
+                            .map(|(id, b)| serde_json::json!({"id": id, "body": b}))
+                            .collect(),
+                    ),
+                    "GET" => serde_json::json!([]),
+                    "POST" => {
+                        let id = 1000 + all.len() as u64;
+                        all.push((id, text(&body)));
+                        serde_json::json!({"id": id})
+                    }
+                    "PATCH" => {
+                        let id: u64 = path.rsplit('/').next().unwrap().parse().unwrap();
+                        let new = text(&body);
+                        for (i, b) in all.iter_mut() {
+                            if *i == id {
+                                *b = new.clone();
+                            }
+                        }
+                        serde_json::json!({"id": id})
+                    }
+                    _ => serde_json::json!({}),
+                };
+                let answer = answer.to_string();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        FakeGitHub {
+            url,
+            comments,
+            requests,
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=k", "-c", "user.email=k@example.com"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const DIFF_POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}\n";
+const DIFF_APP: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: zonal, namespace: shop}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: z}}\n  template:\n    metadata: {labels: {app: z}}\n    spec:\n      nodeSelector: {topology.kubernetes.io/zone: us-east-1b}\n      containers:\n        - {name: z, image: example.com/z:1, resources: {requests: {cpu: 500m, memory: 1Gi}}}\n";
+
+#[test]
+fn diff_mode_comments_on_the_pull_request_and_updates_the_comment_in_place() {
+    let ws = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let w = ws.path();
+    git(w, &["init", "-q"]);
+    std::fs::write(w.join("pool.yaml"), DIFF_POOL).unwrap();
+    std::fs::write(w.join("app.yaml"), DIFF_APP).unwrap();
+    git(w, &["add", "-A"]);
+    git(w, &["commit", "-q", "-m", "base"]);
+    // The checkout has the base branch as actions/checkout with fetch-depth 0 leaves it.
+    git(w, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    std::fs::write(w.join("pool.yaml"), DIFF_POOL.replace(", us-east-1b]", "]")).unwrap();
+    git(w, &["commit", "-q", "-a", "-m", "drop a zone"]);
+    let github = FakeGitHub::start(vec![(7, "LGTM".to_string())]);
+    let inputs = [("INPUT_GITHUB_TOKEN", "t0ken"), ("INPUT_FORMAT", "github")];
+    let env = |k: &'static str, v: &str| (k, Some(v.to_string()));
+    let run = || {
+        let bin = env!("CARGO_BIN_EXE_karplint");
+        let vars = [
+            env("KARPLINT_BIN", bin),
+            env("GITHUB_EVENT_NAME", "pull_request"),
+            env("GITHUB_BASE_REF", "main"),
+            env("GITHUB_REF", "refs/pull/42/merge"),
+            env("GITHUB_REPOSITORY", "octo/cluster"),
+            env("GITHUB_API_URL", &github.url),
+        ];
+        let vars: Vec<(&str, Option<&str>)> =
+            vars.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+        action_with(w, temp.path(), &inputs, &vars)
+    };
+    // The pull request leaves a workload Pending: the step fails, and says why.
+    let out = run();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("title=karplint incompatible-requirements::"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("commented on pull request #42"), "{stderr}");
+    let summary = std::fs::read_to_string(temp.path().join("step_summary.md")).unwrap();
+    assert!(
+        summary.starts_with("<!-- karplint-diff -->\n## karplint diff\n"),
+        "{summary}"
+    );
+    assert!(summary.contains("`origin/main` → `HEAD`"), "{summary}");
+    {
+        let comments = github.comments.lock().unwrap();
+        assert_eq!(comments.len(), 2, "{comments:?}");
+        assert_eq!(
+            comments[0],
+            (7, "LGTM".to_string()),
+            "other comments are left alone"
+        );
+        assert!(comments[1].1.contains("### Newly Pending"), "{comments:?}");
+    }
+    // A later push fixes it: the same comment is updated, no second one is added, and the
+    // step passes.
+    std::fs::write(w.join("pool.yaml"), DIFF_POOL).unwrap();
+    git(w, &["commit", "-q", "-a", "-m", "keep the zone"]);
+    let out = run();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("updated the comment on pull request #42"),
+        "{stderr}"
+    );
+    let comments = github.comments.lock().unwrap();
+    assert_eq!(comments.len(), 2, "{comments:?}");
+    assert!(comments[1].1.starts_with("<!-- karplint-diff -->"));
+    assert!(
+        !comments[1].1.contains("### Newly Pending"),
+        "{}",
+        comments[1].1
+    );
+    let requests = github.requests.lock().unwrap();
+    let methods: Vec<&str> = requests.iter().map(|(m, _, _)| m.as_str()).collect();
+    assert_eq!(methods, ["GET", "POST", "GET", "PATCH"], "{requests:?}");
+    assert!(requests.iter().all(|(_, _, auth)| auth == "Bearer t0ken"));
+    assert_eq!(requests[3].1, "/repos/octo/cluster/issues/comments/1001");
+}
+
+#[test]
+fn diff_mode_refuses_paths_and_baselines_and_needs_a_base() {
+    let ws = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    git(ws.path(), &["init", "-q"]);
+    let bin = env!("CARGO_BIN_EXE_karplint");
+    for (inputs, expect) in [
+        (
+            vec![("INPUT_MODE", "diff"), ("INPUT_PATH", "manifests")],
+            "path is for mode: lint",
+        ),
+        (
+            vec![("INPUT_MODE", "diff"), ("INPUT_BASELINE", "b.json")],
+            "baseline is for mode: lint",
+        ),
+        (vec![("INPUT_MODE", "diff")], "needs the base input"),
+        (vec![("INPUT_MODE", "review")], "mode must be lint or diff"),
+    ] {
+        let out = action_with(
+            ws.path(),
+            temp.path(),
+            &inputs,
+            &[("KARPLINT_BIN", Some(bin))],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{inputs:?}: {stderr}");
+        assert!(stderr.contains(expect), "{inputs:?}: {stderr}");
+    }
 }

@@ -62,6 +62,10 @@ pub struct LintOptions {
     /// Build the `karplint plan` rows (every fitting instance type counted), and place
     /// every row's replicas in one batch, as Karpenter's scheduler would (the rows' `pods`).
     pub plan: bool,
+    /// With `plan`, count every fitting instance type of each row (`karplint plan`'s TYPES
+    /// and SMALLEST), asking the simulator again; without it the rows take the lint's own
+    /// verdict, which stops at the first fitting type (`karplint diff`, which shows neither).
+    pub plan_counts_types: bool,
     /// Export the instance types each NodePool can launch (`karplint debug instance-types`).
     pub export_instance_types: bool,
     /// Cluster facts stated outside the manifests (the config file's `cluster:`), merged
@@ -93,12 +97,20 @@ impl Default for LintOptions {
             rules: BTreeMap::new(),
             cluster: ClusterFacts::default(),
             plan: false,
+            plan_counts_types: true,
             export_instance_types: false,
             kustomize: crate::kustomize::Mode::Auto,
             kustomize_bin: None,
             kustomize_timeout: crate::kustomize::DEFAULT_DEADLINE,
             untrusted: Vec::new(),
         }
+    }
+}
+
+impl LintOptions {
+    /// Whether the run builds plan rows, and whether they count every fitting type.
+    pub(crate) fn plan_rows(&self) -> Option<bool> {
+        self.plan.then_some(self.plan_counts_types)
     }
 }
 
@@ -171,6 +183,10 @@ pub struct Outcome {
     pub report: Report,
     /// One row per linted workload: where Karpenter would put it (`karplint plan`).
     pub plan: Vec<crate::report::plan::PlanRow>,
+    /// The nodes the plan's rounds launch and their monthly cost (with the plan rows).
+    pub cost: Option<crate::report::cost::Cost>,
+    /// Each NodePool's disruption settings (with the plan rows).
+    pub disruption: Vec<crate::report::plan::PoolDisruption>,
     /// The NodePools' instance types, when [`LintOptions::export_instance_types`] asked.
     pub instance_types: Option<crate::karpenter::export::InstanceTypes>,
     pub read_errors: Vec<ReadError>,
@@ -227,7 +243,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
             continue;
         }
         // The held objects' own hooks, facts and plan rows, beside the streamed ones'.
-        let held_checked = workload::check_all(&held.objects, &cx, opts.plan);
+        let held_checked = workload::check_all(&held.objects, &cx, opts.plan_rows());
         workloads.checked = workloads.checked.merge(held_checked);
         timings.mark("workload phase: held objects");
         let finished = run::finish(run::RunInput {
@@ -255,6 +271,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         return Ok(Outcome {
             report,
             plan: finished.plan,
+            cost: finished.cost,
+            disruption: finished.disruption,
             instance_types,
             read_errors,
         });

@@ -19,6 +19,10 @@ use crate::suppress;
 pub(super) struct Finished {
     pub report: Report,
     pub plan: Vec<report::plan::PlanRow>,
+    /// The projected nodes and their cost, for a run with plan rows.
+    pub cost: Option<report::cost::Cost>,
+    /// Each NodePool's disruption settings, for a run with plan rows.
+    pub disruption: Vec<report::plan::PoolDisruption>,
     pub read_errors: Vec<ReadError>,
     /// Files findings on rendered kustomizations moved to, numbered after the run's sources.
     pub mapped_sources: Vec<Source>,
@@ -53,7 +57,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let mut checked = phase.checked;
     checked.rows.sort_unstable_by_key(|(key, _)| *key);
     checked.pending.sort_unstable_by_key(|(key, _)| *key);
-    let batch_note = super::verdict::place(
+    let placed = super::verdict::place(
         cx,
         checked.pending,
         &mut checked.facts,
@@ -108,7 +112,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
         .extend(run_notes(cx, &workloads, checked.static_only));
     files.notes.extend(copies_note(cx, sources));
     files.notes.extend(pod_templates_note(&workloads, sources));
-    files.notes.extend(batch_note);
+    files.notes.extend(placed.note);
     findings.sort_by(|a, b| finding_order(sources, a, b));
     report::count(&mut files.summary, &findings);
     Finished {
@@ -121,6 +125,12 @@ pub(super) fn finish(input: RunInput) -> Finished {
             notes: files.notes,
         },
         plan,
+        cost: placed.cost,
+        disruption: if opts.plan {
+            super::verdict::disruption(cx)
+        } else {
+            Vec::new()
+        },
         read_errors: files.read_errors,
         mapped_sources,
     }

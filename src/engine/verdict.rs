@@ -7,8 +7,8 @@
 use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
 use crate::model::{Kind, Object};
-use crate::report::Note;
 use crate::report::plan::{self, PlanRow};
+use crate::report::{Note, cost};
 use crate::rules::Context;
 
 /// An object's place in the run's order ([`crate::facts::order`]).
@@ -25,24 +25,53 @@ pub(super) fn place(
     facts: &mut [WorkloadFacts],
     rows: &mut [(Key, PlanRow)],
     budget: usize,
-) -> Option<Note> {
-    let Some(sim) = &cx.sim else { return None };
+) -> Placed {
+    let Some(sim) = &cx.sim else {
+        return Placed::default();
+    };
     let note = within_budget(&mut pending, budget);
     let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
     let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
     let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) = pending.into_iter().unzip();
-    let outcomes = scheduler::solve(sim, &workloads, &mut existing);
+    let solved = scheduler::solve_with_nodes(sim, &workloads, &mut existing);
+    let on = cost::by_workload(&solved.nodes, workloads.len());
     facts.sort_unstable_by_key(|f| f.order);
-    for ((key, pods), workload) in keys.into_iter().zip(outcomes).zip(&workloads) {
+    for (w, ((key, pods), workload)) in
+        (keys.into_iter().zip(solved.pods).zip(&workloads)).enumerate()
+    {
         if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
             facts[at].batch = Some(batched(&pods, workload));
         }
         if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
-            rows[at].1.pods = plan::pod_rows(sim, &existing, pods);
-            plan::settle_on_static_nodes(&mut rows[at].1);
+            let row = &mut rows[at].1;
+            row.pods = plan::pod_rows(sim, &existing, pods);
+            plan::settle_on_static_nodes(row);
+            (row.instance_types, row.monthly_cost) =
+                cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
         }
     }
-    note
+    let cost = (!rows.is_empty())
+        .then(|| cost::of_nodes(&solved.nodes, |p| sim.pools[p].name.clone(), &cx.cluster));
+    Placed { note, cost }
+}
+
+/// What placing the batch gives the run beside the facts and rows.
+#[derive(Default)]
+pub(super) struct Placed {
+    /// The note on workloads left out of the batch.
+    pub note: Option<Note>,
+    /// The nodes the rounds launch and their cost, for a run with plan rows.
+    pub cost: Option<cost::Cost>,
+}
+
+/// Each NodePool's disruption settings, for `karplint diff`.
+pub(super) fn disruption(cx: &Context) -> Vec<plan::PoolDisruption> {
+    let Some(sim) = &cx.sim else {
+        return Vec::new();
+    };
+    (sim.pools.iter())
+        .map(|p| plan::PoolDisruption::of(&p.name, p.np))
+        .collect()
 }
 
 /// Drops from `pending` the workloads whose replicas would take the batch past `budget`

@@ -45,7 +45,7 @@ pub(super) struct Checked {
 impl Checked {
     /// Checks `o` (unless it is context), then takes its facts, its pods for the batch and
     /// its plan row.
-    fn object(&mut self, o: &Object, cx: &Context, plan: bool) {
+    fn object(&mut self, o: &Object, cx: &Context, plan: Option<bool>) {
         let placed = Placed::new(o, cx);
         let before = (self.findings.found.len(), self.findings.deferred.len());
         if !o.context {
@@ -59,8 +59,13 @@ impl Checked {
             self.facts.push(facts);
         }
         let key = crate::facts::order(o);
-        if let (true, Some(sim), Some(_)) = (plan, &cx.sim, placed.verdict()) {
-            self.rows.extend(plan_row(o, sim).map(|row| (key, row)));
+        if let (Some(count_types), Some(sim), Some(verdict)) = (plan, &cx.sim, placed.verdict()) {
+            let row = if count_types {
+                plan_row(o, sim)
+            } else {
+                plan::row(o, sim, verdict)
+            };
+            self.rows.extend(row.map(|row| (key, row)));
         }
         // Karpenter provisions for these pods: they take part in the batch.
         if let (Some(sim), Some(Verdict::Schedules(_) | Verdict::Pending(_))) =
@@ -96,7 +101,7 @@ fn plan_row(o: &Object, sim: &Simulator) -> Option<plan::PlanRow> {
 }
 
 /// Checks `objects` in parallel.
-pub(super) fn check_all(objects: &[Object], cx: &Context, plan: bool) -> Checked {
+pub(super) fn check_all(objects: &[Object], cx: &Context, plan: Option<bool>) -> Checked {
     objects
         .par_iter()
         .with_min_len(16)
@@ -199,7 +204,7 @@ impl Stream<'_, '_, '_> {
         }
         let base = self.next_id.fetch_add(objects.len(), Ordering::Relaxed);
         super::number(&mut objects, base);
-        phase.checked = check_all(&objects, self.cx, self.opts.plan);
+        phase.checked = check_all(&objects, self.cx, self.opts.plan_rows());
         phase
     }
 

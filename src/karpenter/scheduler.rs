@@ -360,6 +360,38 @@ pub fn solve(
     workloads: &[PendingWorkload],
     existing: &mut Existing,
 ) -> Vec<Vec<PodOutcome>> {
+    solve_with_nodes(sim, workloads, existing).pods
+}
+
+/// A node the rounds launch: a NodeClaim of the batch as the AWS provider launches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchedNode {
+    /// Its NodePool (an index into [`Simulator::pools`]).
+    pub pool: usize,
+    /// The instance type it launches as: the cheapest still open to it ([`launch_order`]);
+    /// `None` when no type is left (never for a NodeClaim that took a pod).
+    pub instance_type: Option<String>,
+    /// Whether it launches as spot: the provider picks spot whenever the NodeClaim allows it
+    /// (`getCapacityType`; a pool that says nothing of `karpenter.sh/capacity-type` allows
+    /// it). Reserved capacity is not modelled.
+    pub spot: bool,
+    /// The workload (an index into the batch's workloads) of each pod on it.
+    pub workloads: Vec<usize>,
+}
+
+/// What the rounds decide: every replica's outcome, and the nodes they launch.
+#[derive(Debug, Clone)]
+pub struct Solved {
+    pub pods: Vec<Vec<PodOutcome>>,
+    pub nodes: Vec<LaunchedNode>,
+}
+
+/// [`solve`], with the nodes the rounds launch.
+pub fn solve_with_nodes(
+    sim: &Simulator,
+    workloads: &[PendingWorkload],
+    existing: &mut Existing,
+) -> Solved {
     let mut out: Vec<Vec<PodOutcome>> = workloads
         .iter()
         .map(|w| vec![PodOutcome::Pending(None, None); usize::try_from(w.replicas).unwrap_or(0)])
@@ -398,7 +430,10 @@ pub fn solve(
             PodOutcome::OnExistingNode { .. } => {}
         }
     }
-    out
+    Solved {
+        pods: out,
+        nodes: batch.nodes(),
+    }
 }
 
 /// `NewTopology` → `Update` of every pod as written, and the groups each workload owns at
@@ -700,6 +735,29 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         self.topology = topology;
         self.owned = owned;
+    }
+
+    /// The NodeClaims with a pod, as the nodes they launch: each the cheapest type still open
+    /// to it, as spot when it allows spot.
+    fn nodes(&self) -> Vec<LaunchedNode> {
+        (self.claims.iter())
+            .filter(|c| !c.workloads.is_empty())
+            .map(|c| {
+                let pool = &self.sim.pools[c.pool];
+                let cheapest = (c.types.iter())
+                    .map(|&i| pool.type_at(i as usize))
+                    .min_by(launch_order);
+                LaunchedNode {
+                    pool: c.pool,
+                    instance_type: cheapest.map(|t| t.it.name.to_string()),
+                    spot: c
+                        .requirements
+                        .get_or_exists(super::requirements::LABEL_CAPACITY_TYPE)
+                        .has("spot"),
+                    workloads: c.workloads.clone(),
+                }
+            })
+            .collect()
     }
 
     /// Each limited pool's limits, less the capacity of the nodes it launched; whether some

@@ -149,6 +149,18 @@ impl Baseline {
         }
     }
 
+    /// The entries of the report's findings, sorted, naming files as the report does: to
+    /// match another run of the same tree from the same directory (`karplint diff`).
+    pub fn as_given(report: &Report) -> Self {
+        let mut findings = entries(report, &Names::AsGiven);
+        findings.sort();
+        Baseline {
+            version: VERSION,
+            paths: None,
+            findings,
+        }
+    }
+
     /// Reads the baseline at `path`: a regular file of at most `max` bytes
     /// (`--max-file-size`), UTF-8 with or without a byte-order mark.
     pub fn read(path: &Path, max: u64) -> Result<Self, BaselineError> {

@@ -84,7 +84,8 @@ pub fn render(report: &Report, texts: &Texts, shown: Shown, full: Option<&str>) 
     render_within(report, texts, shown, full, LIMIT)
 }
 
-fn render_within(
+/// [`render`] within `limit` bytes (`karplint diff` fits its comment in less).
+pub fn render_within(
     report: &Report,
     texts: &Texts,
     shown: Shown,

@@ -5,6 +5,7 @@
 //! and byte offsets become 1-based lines and character columns.
 
 pub mod baseline;
+pub mod cost;
 pub(crate) mod escape;
 pub(crate) mod github;
 pub mod human;
@@ -377,7 +378,10 @@ thread_local! {
 
 /// Writes a JSON report pretty-printed, with a final newline, as it is serialised: a large
 /// run's report (megabytes) is never held whole.
-fn write_json(value: &impl serde::Serialize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write_json(
+    value: &impl serde::Serialize,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut *w, Separators::default());
     value.serialize(&mut ser)?;
     w.write_all(b"\n")

@@ -5,7 +5,7 @@
 //! Names and reasons come from the manifests: every text format escapes their control
 //! characters (see [`super::escape`]).
 
-use super::{LineIndex, Source, escape, markdown};
+use super::{LineIndex, Source, cost, escape, markdown};
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
 use crate::karpenter::scheduler::{Existing, PodOutcome};
@@ -45,6 +45,14 @@ pub struct PlanRow {
     /// differ from the row: replicas share NodeClaims and the pools' limits).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pods: Vec<PodRow>,
+    /// The instance types of the nodes its replicas launch on in the batch, with how many
+    /// replicas land on each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instance_types: Vec<cost::RowLaunch>,
+    /// Its share of those nodes' monthly on-demand cost (a node shared by several workloads
+    /// is split by their pod counts), when some of them is priced ([`cost`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monthly_cost: Option<f64>,
 }
 
 /// One replica of a workload in the batch.
@@ -67,6 +75,48 @@ pub struct PodRow {
     /// Pending): the kind of its failure then, what Karpenter's first `Solve` reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_round: Option<&'static str>,
+}
+
+/// One NodePool's disruption settings: what decides when Karpenter may disrupt its nodes.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PoolDisruption {
+    pub nodepool: String,
+    pub consolidation_policy: Option<String>,
+    pub consolidate_after: Option<String>,
+    /// Each budget as `nodes=10%`, with its `schedule`, `duration` and `reasons` when set.
+    pub budgets: Vec<String>,
+}
+
+impl PoolDisruption {
+    /// The settings of NodePool `name`.
+    pub fn of(name: &str, np: &crate::model::karpenter::NodePool) -> Self {
+        let d = &np.disruption;
+        let budgets = (d.budgets.iter())
+            .map(|b| {
+                let mut parts = Vec::new();
+                if let Some(n) = &b.nodes {
+                    parts.push(format!("nodes={}", n.value));
+                }
+                if let Some(s) = &b.schedule {
+                    parts.push(format!("schedule={}", s.value));
+                }
+                if let Some(s) = &b.duration {
+                    parts.push(format!("duration={}", s.value));
+                }
+                if let Some(r) = &b.reasons {
+                    let r: Vec<&str> = r.iter().map(|r| &*r.value).collect();
+                    parts.push(format!("reasons={}", r.join(",")));
+                }
+                parts.join(" ")
+            })
+            .collect();
+        PoolDisruption {
+            nodepool: name.to_string(),
+            consolidation_policy: d.consolidation_policy.as_ref().map(|p| p.value.to_string()),
+            consolidate_after: d.consolidate_after.as_ref().map(|p| p.value.to_string()),
+            budgets,
+        }
+    }
 }
 
 /// One NodePool's refusal of a pending pod.
@@ -110,6 +160,8 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         reason: None,
         failures: Vec::new(),
         pods: Vec::new(),
+        instance_types: Vec::new(),
+        monthly_cost: None,
     };
     match verdict {
         Verdict::NotProvisionable => {
@@ -280,6 +332,11 @@ fn replicas(r: &PlanRow) -> String {
 /// `file:line` of a row, escaped for one line.
 fn location(r: &PlanRow) -> String {
     escape::line(&format!("{}:{}", r.file, r.line)).into_owned()
+}
+
+/// A row's workload as the tables name it: `Deployment team/web`.
+pub fn workload_name(r: &PlanRow) -> String {
+    workload(r)
 }
 
 fn workload(r: &PlanRow) -> String {
@@ -468,19 +525,27 @@ pub fn render_markdown(rows: &[PlanRow]) -> String {
     out
 }
 
-/// The plan as JSON: `{"version": 1, "workloads": [...]}`.
+/// The plan as JSON: `{"version": 1, "workloads": [...], "cost": {...}}`.
 #[derive(Serialize)]
 pub struct PlanJson<'a> {
     pub version: u32,
     pub workloads: &'a [PlanRow],
+    /// The projected nodes and their cost, when the run has NodePools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<&'a cost::Cost>,
 }
 
 /// Writes the plan's JSON to `w` as it is serialised.
-pub fn write_json(rows: &[PlanRow], w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write_json(
+    rows: &[PlanRow],
+    cost: Option<&cost::Cost>,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     super::write_json(
         &PlanJson {
             version: 1,
             workloads: rows,
+            cost,
         },
         w,
     )

@@ -1,0 +1,219 @@
+//! Reading a revision's tree from git without touching the work tree: `git ls-tree` lists
+//! its files and `git cat-file --batch` streams their contents into a directory of their
+//! own, which a `.git` directory marks as a repository root (so that config discovery stops
+//! there and `.gitignore` files apply, as in a checkout).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Why git could not give karplint a revision (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(std::io::Error),
+    #[error("{0} is not inside a git repository (karplint diff compares two revisions of one)")]
+    NotARepository(String),
+    #[error("unknown revision {rev:?}: {message}")]
+    BadRevision { rev: String, message: String },
+    #[error("git {command}: {message}")]
+    Failed { command: String, message: String },
+    #[error("writing {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// The repository around a directory.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    /// The work tree's root.
+    pub root: PathBuf,
+    /// The directory, relative to the root (empty at the root).
+    pub prefix: PathBuf,
+}
+
+/// Runs git with `args` in `dir`; its standard output, or its standard error as the error.
+fn git(dir: &Path, args: &[&str]) -> Result<Result<Vec<u8>, String>, GitError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(GitError::Spawn)?;
+    if out.status.success() {
+        Ok(Ok(out.stdout))
+    } else {
+        let message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Ok(Err(crate::report::escape::line(&message).into_owned()))
+    }
+}
+
+/// The repository whose work tree holds `dir`.
+pub fn open(dir: &Path) -> Result<Repo, GitError> {
+    let shown = crate::report::escape::line(&dir.display().to_string()).into_owned();
+    let out = git(dir, &["rev-parse", "--show-toplevel", "--show-prefix"])?
+        .map_err(|_| GitError::NotARepository(shown.clone()))?;
+    let text = String::from_utf8_lossy(&out);
+    let mut lines = text.lines();
+    let root = lines.next().filter(|r| !r.is_empty());
+    let Some(root) = root else {
+        return Err(GitError::NotARepository(shown));
+    };
+    Ok(Repo {
+        root: PathBuf::from(root),
+        prefix: PathBuf::from(lines.next().unwrap_or("").trim_end_matches('/')),
+    })
+}
+
+impl Repo {
+    /// The commit `rev` names.
+    pub fn commit(&self, rev: &str) -> Result<String, GitError> {
+        let bad = |message: String| GitError::BadRevision {
+            rev: crate::report::escape::line(rev).into_owned(),
+            message,
+        };
+        if rev.starts_with('-') || rev.is_empty() {
+            return Err(bad("not a revision".into()));
+        }
+        let spec = format!("{rev}^{{commit}}");
+        let out = git(&self.root, &["rev-parse", "--verify", "--quiet", &spec])?
+            .map_err(|_| bad("git knows no commit of that name".into()))?;
+        let sha = String::from_utf8_lossy(&out).trim().to_string();
+        if sha.is_empty() {
+            return Err(bad("git knows no commit of that name".into()));
+        }
+        Ok(sha)
+    }
+
+    /// Writes the files of `commit`'s tree under `dest` (symbolic links and submodules are
+    /// left out), with an empty `.git` directory at its root; how many files.
+    pub fn extract(&self, commit: &str, dest: &Path) -> Result<usize, GitError> {
+        let listed = git(&self.root, &["ls-tree", "-r", "-z", "--full-tree", commit])?.map_err(
+            |message| GitError::Failed {
+                command: "ls-tree".into(),
+                message,
+            },
+        )?;
+        let blobs = blobs(&listed);
+        let write_err = |path: &Path, source| GitError::Write {
+            path: path.display().to_string(),
+            source,
+        };
+        let marker = dest.join(".git");
+        std::fs::create_dir_all(&marker).map_err(|e| write_err(&marker, e))?;
+        self.cat_blobs(&blobs, dest)?;
+        Ok(blobs.len())
+    }
+
+    /// Streams `blobs` from `git cat-file --batch` into their files under `dest`.
+    fn cat_blobs(&self, blobs: &[(String, PathBuf)], dest: &Path) -> Result<(), GitError> {
+        let failed = |message: String| GitError::Failed {
+            command: "cat-file".into(),
+            message,
+        };
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(GitError::Spawn)?;
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(failed("no pipe to git".into()));
+        };
+        let ids: Vec<String> = blobs.iter().map(|(id, _)| format!("{id}\n")).collect();
+        // Written from a thread: git answers while it reads, and both pipes are bounded.
+        let writer = std::thread::spawn(move || {
+            for id in ids {
+                if stdin.write_all(id.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = BufReader::new(stdout);
+        let read = (blobs.iter()).try_for_each(|(_, path)| {
+            let content = read_blob(&mut out).map_err(|e| failed(e.to_string()))?;
+            let file = dest.join(path);
+            let write = |p: &Path, e| GitError::Write {
+                path: p.display().to_string(),
+                source: e,
+            };
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| write(dir, e))?;
+            }
+            std::fs::write(&file, content).map_err(|e| write(&file, e))
+        });
+        let _ = writer.join();
+        let _ = child.kill();
+        let _ = child.wait();
+        read
+    }
+}
+
+/// The regular files of `git ls-tree -r -z` output: (object id, path). Symbolic links
+/// (mode 120000), submodules (commits) and paths that would leave the tree are left out.
+fn blobs(listed: &[u8]) -> Vec<(String, PathBuf)> {
+    (listed.split(|&b| b == 0))
+        .filter_map(|entry| {
+            let entry = std::str::from_utf8(entry).ok()?;
+            let (meta, path) = entry.split_once('\t')?;
+            let mut meta = meta.split(' ');
+            let (mode, kind, id) = (meta.next()?, meta.next()?, meta.next()?);
+            let path = PathBuf::from(path);
+            let inside = path.components().all(|c| matches!(c, Component::Normal(_)));
+            (kind == "blob" && mode != "120000" && inside).then(|| (id.to_string(), path))
+        })
+        .collect()
+}
+
+/// One answer of `git cat-file --batch`: `<id> blob <size>\n<content>\n`.
+fn read_blob(out: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    let mut header = String::new();
+    out.read_line(&mut header)?;
+    let size = (header.split_whitespace().nth(2))
+        .and_then(|s| s.parse::<usize>().ok())
+        .ok_or_else(|| std::io::Error::other(format!("unexpected answer {:?}", header.trim())))?;
+    let mut content = vec![0; size];
+    out.read_exact(&mut content)?;
+    let mut newline = [0u8; 1];
+    out.read_exact(&mut newline)?;
+    Ok(content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ls_tree_keeps_regular_files_inside_the_tree() {
+        let listed = [
+            "100644 blob aaa\ta/b.yaml",
+            "120000 blob bbb\tlink",
+            "160000 commit ccc\tsub",
+            "100755 blob ddd\tx y.yaml",
+        ]
+        .join("\0");
+        let listed = listed.as_bytes();
+        let got = blobs(listed);
+        assert_eq!(
+            got,
+            vec![
+                ("aaa".to_string(), PathBuf::from("a/b.yaml")),
+                ("ddd".to_string(), PathBuf::from("x y.yaml"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_answer_is_read_whole() {
+        let mut r = std::io::Cursor::new(b"abc blob 3\nxyz\nabd blob 0\n\n".to_vec());
+        assert_eq!(read_blob(&mut r).unwrap(), b"xyz");
+        assert_eq!(read_blob(&mut r).unwrap(), b"");
+        assert!(read_blob(&mut r).is_err());
+    }
+}

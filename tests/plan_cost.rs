@@ -1,0 +1,149 @@
+//! `karplint plan`'s projected nodes and cost: per workload, per NodePool and in total, in
+//! the region of the config, with spot and unpriced nodes counted and never priced.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn pool(capacity: &str) -> String {
+    format!(
+        r#"apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {capacity}
+spec:
+  template:
+    metadata:
+      labels: {{tier: {capacity}}}
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
+      requirements:
+        - {{key: karpenter.sh/capacity-type, operator: In, values: ["{capacity}"]}}
+        - {{key: karpenter.k8s.aws/instance-family, operator: In, values: ["m5"]}}
+---
+"#
+    )
+}
+
+fn app(name: &str, tier: &str, replicas: u32) -> String {
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      nodeSelector: {{tier: {tier}}}
+      containers:
+        - name: app
+          image: example.com/app:1
+          resources:
+            requests: {{cpu: "1", memory: 2Gi}}
+---
+"#
+    )
+}
+
+fn tree(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{}{}{}{}",
+        pool("on-demand"),
+        pool("spot"),
+        app("steady", "on-demand", 3),
+        app("cheap", "spot", 2)
+    );
+    std::fs::write(dir.path().join("all.yaml"), text).unwrap();
+    std::fs::write(dir.path().join(".karplint.yaml"), config).unwrap();
+    dir
+}
+
+fn plan(dir: &Path, format: &str) -> String {
+    let out = Command::cargo_bin("karplint")
+        .unwrap()
+        .current_dir(dir)
+        .args(["plan", "--format", format])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn plan_prices_on_demand_nodes_in_the_configured_region_and_counts_spot() {
+    let dir = tree("cluster:\n  region: eu-west-1\n");
+    let v: Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+    // The existing shape is kept.
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["workloads"].as_array().unwrap().len(), 2);
+    let cost = &v["cost"];
+    assert_eq!(cost["region"], "eu-west-1", "{cost:#}");
+    assert_eq!(cost["region_from"], "cluster.region");
+    // The provider has no static table for eu-west-1: it prices from us-east-1's.
+    assert_eq!(cost["price_table"], "us-east-1");
+    assert_eq!(cost["provider"].as_str().unwrap().split(' ').count(), 2);
+    let steady = &v["workloads"][0];
+    assert_eq!(steady["object"]["name"], "steady");
+    let types = steady["instance_types"].as_array().unwrap();
+    assert_eq!(types[0]["capacity_type"], "on-demand");
+    assert_eq!(types[0]["pods"], 3);
+    assert!(steady["monthly_cost"].as_f64().unwrap() > 0.0);
+    let cheap = &v["workloads"][1];
+    assert_eq!(cheap["instance_types"][0]["capacity_type"], "spot");
+    assert!(
+        cheap.get("monthly_cost").is_none(),
+        "spot is never priced: {cheap:#}"
+    );
+    assert!(cost["unpriced_nodes"].as_u64().unwrap() >= 1);
+    let pools = cost["nodepools"].as_array().unwrap();
+    assert_eq!(pools.len(), 2);
+    let total: f64 = pools.iter().map(|p| p["monthly"].as_f64().unwrap()).sum();
+    assert!((total - cost["monthly"].as_f64().unwrap()).abs() < 1e-6);
+    let text = plan(dir.path(), "human");
+    assert!(
+        text.contains("Projected nodes and monthly on-demand cost (eu-west-1):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("region eu-west-1 (from cluster.region), priced from us-east-1's table"),
+        "{text}"
+    );
+    assert!(text.contains("have no known price (spot"), "{text}");
+    let md = plan(dir.path(), "markdown");
+    assert!(
+        md.contains("### Projected nodes and monthly on-demand cost (eu-west-1)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn the_region_comes_from_the_zones_else_the_fallback() {
+    let dir = tree("cluster:\n  zones: [ap-southeast-2a]\n");
+    let v: Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+    assert_eq!(v["cost"]["region"], "ap-southeast-2");
+    assert_eq!(v["cost"]["region_from"], "cluster zones");
+    let dir = tree("cluster:\n  region: cn-north-1\n");
+    let v: Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+    assert_eq!(v["cost"]["price_table"], "cn-north-1");
+    assert_eq!(v["cost"]["currency"], "CNY");
+    let dir = tree("failOn: error\n");
+    let v: Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+    assert_eq!(v["cost"]["region"], "us-east-1");
+    assert_eq!(v["cost"]["region_from"], "fallback");
+}
