@@ -14,8 +14,9 @@
     reason = "a test fails by panicking"
 )]
 
+mod common;
+use common::{facts_for, rule_ids};
 use karplint::engine::{LintOptions, lint};
-use karplint::karpenter::cluster::ClusterFacts;
 use karplint::report::Texts;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeMap;
@@ -40,16 +41,6 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-fn rule_ids() -> Vec<&'static str> {
-    let mut ids: Vec<&'static str> = karplint::rules::registry()
-        .iter()
-        .map(|r| r.meta().id)
-        .collect();
-    ids.extend(karplint::rules::BUILTIN_RULES.iter().map(|(id, _, _)| *id));
-    ids.sort();
-    ids
-}
-
 /// The `fire*` and `quiet*` files of a rule's fixture folder.
 fn fixtures(id: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(format!("fixtures/{id}"))
@@ -62,17 +53,6 @@ fn fixtures(id: &str) -> Vec<PathBuf> {
     });
     v.sort();
     v
-}
-
-/// Facts no manifest carries, given to the rules that need them (as the config file's
-/// `cluster:` section would).
-fn facts_for(id: &str) -> ClusterFacts {
-    let mut facts = ClusterFacts::default();
-    if id == "subnet-ip-exhaustion" {
-        facts.add_subnet("subnet-a", Some("us-west-2a"), 4000);
-        facts.add_subnet("subnet-b", Some("us-west-2b"), 4000);
-    }
-    facts
 }
 
 /// The 1-based lines where rule `id` reports on the file linted alone, each as often as it

@@ -7,31 +7,12 @@
     reason = "a test fails by panicking"
 )]
 
+mod common;
+use common::{facts_for, rule_ids};
 use karplint::engine::{LintOptions, lint};
 use karplint::karpenter::cluster::ClusterFacts;
 use karplint::report::{self, Texts, human};
 use std::path::{Path, PathBuf};
-
-fn rule_ids() -> Vec<&'static str> {
-    let mut ids: Vec<&'static str> = karplint::rules::registry()
-        .iter()
-        .map(|r| r.meta().id)
-        .collect();
-    ids.extend(karplint::rules::BUILTIN_RULES.iter().map(|(id, _, _)| *id));
-    ids.sort();
-    ids
-}
-
-/// Facts no manifest carries, given to the rules that need them (as the config file's
-/// `cluster:` section would).
-fn facts_for(id: &str) -> ClusterFacts {
-    let mut facts = ClusterFacts::default();
-    if id == "subnet-ip-exhaustion" {
-        facts.add_subnet("subnet-a", Some("us-west-2a"), 4000);
-        facts.add_subnet("subnet-b", Some("us-west-2b"), 4000);
-    }
-    facts
-}
 
 fn lint_paths(paths: Vec<PathBuf>) -> report::Report {
     lint_paths_for("", paths)

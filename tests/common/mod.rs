@@ -85,3 +85,25 @@ pub fn json_run(mut c: Command) -> Run {
         .unwrap_or_else(|e| panic!("JSON on stdout ({e}); stderr: {stderr}"));
     Run { json, stderr, code }
 }
+
+/// Every rule id, registered and built-in, sorted.
+pub fn rule_ids() -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = karplint::rules::registry()
+        .iter()
+        .map(|r| r.meta().id)
+        .collect();
+    ids.extend(karplint::rules::BUILTIN_RULES.iter().map(|(id, _, _)| *id));
+    ids.sort();
+    ids
+}
+
+/// Facts no manifest carries, given to the rules that need them (as the config file's
+/// `cluster:` section would).
+pub fn facts_for(id: &str) -> karplint::karpenter::cluster::ClusterFacts {
+    let mut facts = karplint::karpenter::cluster::ClusterFacts::default();
+    if id == "subnet-ip-exhaustion" {
+        facts.add_subnet("subnet-a", Some("us-west-2a"), 4000);
+        facts.add_subnet("subnet-b", Some("us-west-2b"), 4000);
+    }
+    facts
+}
