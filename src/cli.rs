@@ -649,12 +649,20 @@ fn run_plan(args: &LintArgs) -> i32 {
     } else {
         outcome.plan.clone()
     };
+    // What the run assumed or left out, as the lint says it (the cost has its own note).
+    let notes = if args.quiet {
+        Vec::new()
+    } else {
+        outcome.report.notes.clone()
+    };
     let mut code = 0;
     for (format, dest) in &dests {
         let write = |w: &mut dyn Write| -> std::io::Result<()> {
             let cost = outcome.cost.as_ref().filter(|_| !args.quiet);
             let text = match format {
-                Format::Json => return plan::write_json(&rows, outcome.cost.as_ref(), w),
+                Format::Json => {
+                    return plan::write_json(&rows, outcome.cost.as_ref(), &notes, w);
+                }
                 Format::Markdown => {
                     plan::render_markdown(&rows)
                         + &cost.map_or_else(String::new, |c| cost::render_markdown(&rows, c))
@@ -667,6 +675,7 @@ fn run_plan(args: &LintArgs) -> i32 {
                     plan::render_table(&rows)
                         + &plan::summary_line(&rows)
                         + &cost.map_or_else(String::new, |c| cost::render_text(&rows, c))
+                        + &plan::render_notes(&notes)
                 }
             };
             w.write_all(text.as_bytes())

@@ -405,6 +405,51 @@ fn plan_lists_each_replica_of_the_batch() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// A workload whose pod fits the NodePool but none of whose replicas the batch places (the
+/// pool's `limits.cpu: 2` is spent on the first workload's NodeClaim) reads `pending`, with
+/// the words of its replicas' failure, not the `schedules` of its pod template.
+#[test]
+fn plan_row_is_pending_when_the_batch_places_no_replica() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = |name: &str| {
+        format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n        - name: c\n          image: x\n          resources: {{requests: {{cpu: 1500m}}}}\n"
+        )
+    };
+    std::fs::write(
+        dir.path().join("w.yaml"),
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: np\nspec:\n  limits: {cpu: \"2\"}\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: nc}\n      requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Lt, values: [\"3\"]}]\n".to_string()
+            + &app("first")
+            + &app("second"),
+    )
+    .expect("write");
+    let out = karplint()
+        .args(["plan", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = v["workloads"].as_array().expect("workloads");
+    let row = |name: &str| {
+        (rows.iter())
+            .find(|r| r["object"]["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}: {v:#}"))
+    };
+    assert_eq!(row("first")["outcome"], "schedules", "{v:#}");
+    assert_eq!(row("first")["nodepool"], "np");
+    let second = row("second");
+    assert_eq!(second["outcome"], "pending", "{second:#}");
+    assert_eq!(second["nodepool"], Value::Null);
+    assert_eq!(second["pods"][0]["kind"], "limits");
+    assert_eq!(
+        second["reason"],
+        "NodePool \"np\": all available instance types exceed limits for nodepool (NodePool=np)"
+    );
+    assert_eq!(second["failures"][0]["kind"], "limits");
+    assert_eq!(second["failures"][0]["nodepool"], "np");
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// The hidden `debug instance-types` prints what the simulator assumes of each NodePool's
 /// types (for the oracle): every catalog type, offered in every zone of `cluster.zones`,
 /// with capacity − overhead = the allocatable Karpenter's docs list.

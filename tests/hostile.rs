@@ -10,6 +10,7 @@
 )]
 
 use assert_cmd::Command;
+use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
@@ -1025,7 +1026,7 @@ fn links_in_names_are_inert_in_markdown_and_sarif() {
         .args(["--format", "sarif", "--fail-on", "never", "."])
         .output()
         .expect("runs");
-    let sarif: serde_json::Value = serde_json::from_slice(&sarif.stdout).expect("sarif");
+    let sarif: Value = serde_json::from_slice(&sarif.stdout).expect("sarif");
     let uris: Vec<String> = sarif["runs"][0]["results"]
         .as_array()
         .into_iter()
@@ -1131,4 +1132,145 @@ fn a_null_key_says_what_was_expected() {
     );
     let msg = parse_error_message(&run, "null.yaml");
     assert!(!msg.contains("Option<"), "{msg}");
+}
+
+/// A NodePool `name` of c, m and r instances with its EC2NodeClass, `extra` added to its
+/// template's spec.
+fn nodepool(name: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
+      requirements:
+        - {{key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}}
+{extra}---
+"
+    )
+}
+
+const NODE_CLASS: &str = "apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+";
+
+/// A Deployment `name` of `replicas` pods of 100m CPU, `pod` added to its pod spec.
+fn replicas_of(name: &str, replicas: &str, pod: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: team}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+{pod}      containers:
+        - name: app
+          image: nginx:1.27
+          resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}
+---
+"
+    )
+}
+
+/// `karplint plan --format json` over a tree of the good file and `manifests`.
+fn plan_with(manifests: &str, timeout: u64) -> (Value, std::process::Output) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("good.yaml"), GOOD).expect("write");
+    std::fs::write(dir.path().join("tree.yaml"), manifests).expect("write");
+    let out = common::karplint(dir.path(), timeout)
+        .args(["plan", "--format", "json", "."])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    assert!(out.status.code().is_some(), "killed: {stderr}");
+    let json = serde_json::from_slice(&out.stdout).expect("plan JSON");
+    (json, out)
+}
+
+#[test]
+fn a_hostname_spread_over_many_replicas_is_not_quadratic() {
+    // One NodeClaim per replica: each replica asks only the NodeClaims its spread has not
+    // already refused for good. Asking all of them for each replica took about a minute
+    // here; linear, a few seconds.
+    let spread = "      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
+";
+    let tree =
+        nodepool("default", "") + NODE_CLASS + "---\n" + &replicas_of("web", "12000", spread);
+    let (json, out) = plan_with(&tree, 40);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    let web = (json["workloads"].as_array().unwrap().iter())
+        .find(|w| w["object"]["name"] == "web")
+        .unwrap();
+    let pods = web["pods"].as_array().unwrap();
+    assert_eq!(pods.len(), 12000);
+    assert!(pods.iter().all(|p| p["outcome"] == "schedules"));
+}
+
+#[test]
+fn the_largest_replica_count_is_judged_per_template_with_a_note() {
+    let tree =
+        nodepool("default", "") + NODE_CLASS + "---\n" + &replicas_of("web", "2147483647", "");
+    let (json, out) = plan_with(&tree, 20);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    let web = (json["workloads"].as_array().unwrap().iter())
+        .find(|w| w["object"]["name"] == "web")
+        .unwrap();
+    assert_eq!(web["outcome"], "schedules");
+    assert!(web.get("pods").is_none(), "{web:#}");
+    let notes = json["notes"].as_array().unwrap();
+    assert!(
+        (notes.iter()).any(|n| n["kind"] == "checks-not-run"
+            && n["message"]
+                .as_str()
+                .unwrap()
+                .contains("judged one pod at a time")),
+        "{notes:#?}"
+    );
+}
+
+#[test]
+fn equal_refusals_of_many_nodepools_are_one_entry() {
+    // 300 NodePools refuse 20 workloads in the same words, but for each pool's name: each
+    // workload lists one refusal naming the 300 pools, not 300 refusals.
+    let mut tree: String = (0..300)
+        .map(|i| nodepool(&format!("pool-{i:03}"), ""))
+        .collect();
+    tree.push_str(NODE_CLASS);
+    for w in 0..20 {
+        let pod = "      nodeSelector: {karpenter.k8s.aws/instance-category: x}\n";
+        tree.push_str("---\n");
+        tree.push_str(&replicas_of(&format!("app-{w}"), "2", pod));
+    }
+    let (json, out) = plan_with(&tree, 60);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let apps: Vec<&Value> = (json["workloads"].as_array().unwrap().iter())
+        .filter(|w| w["object"]["name"].as_str().unwrap().starts_with("app-"))
+        .collect();
+    assert_eq!(apps.len(), 20);
+    for app in apps {
+        let failures = app["failures"].as_array().unwrap();
+        assert_eq!(failures.len(), 1, "{:#}", failures[0]);
+        let pools = failures[0]["nodepools"].as_array().unwrap();
+        assert_eq!(pools.len(), 300);
+        // Karpenter's order: equal weights by name, the last first.
+        assert_eq!(pools[0], "pool-299");
+        assert_eq!(failures[0]["nodepool"], "pool-299");
+        assert_eq!(failures[0]["kind"], "requirements");
+    }
+    assert!(out.stdout.len() < 1_000_000, "{} bytes", out.stdout.len());
 }

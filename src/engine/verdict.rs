@@ -44,6 +44,7 @@ pub(super) fn place(
         }
         if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
             let row = &mut rows[at].1;
+            plan::settle_pending_in_batch(row, sim, &pods);
             row.pods = plan::pod_rows(sim, &existing, pods);
             plan::settle_on_static_nodes(row);
             (row.instance_types, row.monthly_cost) =

@@ -692,6 +692,11 @@ impl<'a, 'c> Pool<'a, 'c> {
         EphemeralStorage::of(family, &mappings, raid0)
     }
 
+    /// The catalog its types are indices into.
+    pub fn catalog(&self) -> &'c [InstanceType] {
+        self.catalog
+    }
+
     /// Catalog type `i` as this pool sees it (its requirements and allocatable).
     pub fn type_at(&self, i: usize) -> PoolType<'_, 'c> {
         PoolType {

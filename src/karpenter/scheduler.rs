@@ -368,7 +368,7 @@ pub fn solve(
 pub struct LaunchedNode {
     /// Its NodePool (an index into [`Simulator::pools`]).
     pub pool: usize,
-    /// The instance type it launches as: the cheapest still open to it ([`launch_order`]);
+    /// The instance type it launches as: the cheapest still open to it ([`LaunchOrder`]);
     /// `None` when no type is left (never for a NodeClaim that took a pod).
     pub instance_type: Option<String>,
     /// Whether it launches as spot: the provider picks spot whenever the NodeClaim allows it
@@ -503,6 +503,13 @@ struct Batch<'s, 'a, 'c> {
     /// requirements narrow its pool's, so a pool the pod conflicts with has no NodeClaim it
     /// fits.
     joinable: std::collections::HashMap<(usize, usize), std::rc::Rc<[bool]>>,
+    /// Per (workload, relaxation step) whose pod owns a hostname group that may refuse a
+    /// NodeClaim on its count ([`Topology::host_refuses`]), how long `changes` was when the
+    /// NodeClaims not known to refuse it for good were listed, and that list. A count only
+    /// grows in a batch, and a pool it cannot join stays so, so a NodeClaim refused for
+    /// either reason is not asked again: a hostname spread over many NodeClaims asks each
+    /// of them once, not once per replica.
+    open: std::collections::HashMap<(usize, usize), (usize, Vec<usize>)>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, which of its types are within what is left of its limits, and whether
@@ -518,6 +525,7 @@ struct Batch<'s, 'a, 'c> {
     memo: OutcomeMemo,
     /// The refusals a pod may take again without a try.
     refusals: Refusals,
+    launch_order: LaunchOrder,
 }
 
 impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
@@ -535,12 +543,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             changes: Vec::new(),
             scanned: std::collections::HashMap::new(),
             joinable: std::collections::HashMap::new(),
+            open: std::collections::HashMap::new(),
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
             within_remaining: vec![None; sim.pools.len()],
             spent: vec![0; sim.pools.len()],
             refused_new: std::collections::HashMap::new(),
             memo: OutcomeMemo::default(),
             refusals: Refusals::default(),
+            launch_order: LaunchOrder::new(sim.pools.first().map_or(&[], |p| p.catalog())),
         }
     }
 
@@ -668,7 +678,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     }
 
     /// The end of a round: every NodeClaim planned in it launches the cheapest of the
-    /// instance types still open to it ([`launch_order`]), as the AWS provider's fleet
+    /// instance types still open to it ([`LaunchOrder`]), as the AWS provider's fleet
     /// request does, in the first zone open to it, and stays as a node of that type with
     /// its pods. The next round's topology counts those pods in the domains their nodes
     /// have (`countDomains` over the cluster's pods), and each pool's limits are charged
@@ -683,9 +693,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 continue;
             }
             let pool = &self.sim.pools[self.claims[c].pool];
-            let cheapest = (self.claims[c].types.iter())
-                .map(|&i| pool.type_at(i as usize))
-                .min_by(launch_order);
+            let cheapest = (self.launch_order).cheapest(
+                self.claims[c]
+                    .types
+                    .iter()
+                    .map(|&i| pool.type_at(i as usize)),
+            );
             let zones = self.claims[c].requirements.get_or_exists(LABEL_ZONE);
             let zone = match zones.values().len() {
                 1 if !zones.is_complement() => None,
@@ -709,6 +722,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             claim.headroom = claim.headroom(self.sim);
         }
         zone_settled &= self.topology.uses_key(LABEL_ZONE);
+        // The launched NodeClaims narrow, and the next round counts afresh.
+        self.open.clear();
         self.settle_topology(workloads);
         self.charge_launched() || zone_settled
     }
@@ -744,9 +759,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             .filter(|c| !c.workloads.is_empty())
             .map(|c| {
                 let pool = &self.sim.pools[c.pool];
-                let cheapest = (c.types.iter())
-                    .map(|&i| pool.type_at(i as usize))
-                    .min_by(launch_order);
+                let cheapest =
+                    (self.launch_order).cheapest(c.types.iter().map(|&i| pool.type_at(i as usize)));
                 LaunchedNode {
                     pool: c.pool,
                     instance_type: cheapest.map(|t| t.it.name.to_string()),
@@ -832,6 +846,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if !joinable.contains(&true) {
             return None;
         }
+        if self.topology.host_may_refuse(owned) {
+            return self.add_to_open((w, k), pod, step, owned, &joinable);
+        }
         let remembered = owned.is_empty() && !self.topology.inversely_selected(w);
         let changed = match self.scanned.get(&(w, k)) {
             Some(&mark) if remembered => Some(self.changed_since(mark)),
@@ -852,6 +869,45 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             self.scanned.insert((w, k), self.changes.len());
         }
         None
+    }
+
+    /// [`Batch::add_to_inflight`] for a pod that owns a hostname group which may refuse a
+    /// NodeClaim on its count: only the NodeClaims still open to it ([`Batch::open`]) and
+    /// those changed since are asked, in `order`.
+    fn add_to_open(
+        &mut self,
+        (w, k): (usize, usize),
+        pod: &PendingWorkload,
+        step: &Step,
+        owned: &[usize],
+        joinable: &[bool],
+    ) -> Option<usize> {
+        let mark = self.changes.len();
+        let asked = match self.open.remove(&(w, k)) {
+            Some((since, mut open)) => {
+                open.extend_from_slice(&self.changes[since..]);
+                open.sort_unstable_by_key(|&c| self.position[c]);
+                open.dedup();
+                open
+            }
+            None => self.order.clone(),
+        };
+        let mut open = Vec::with_capacity(asked.len());
+        let mut joined = None;
+        for (i, &c) in asked.iter().enumerate() {
+            let claim = &self.claims[c];
+            if !joinable[claim.pool] || self.topology.host_refuses(w, owned, &claim.hostname) {
+                continue;
+            }
+            if let Some((requirements, types)) = self.can_add(claim, w, pod, step, owned) {
+                open.extend_from_slice(&asked[i..]);
+                joined = Some(self.join(c, w, pod, requirements, &types));
+                break;
+            }
+            open.push(c);
+        }
+        self.open.insert((w, k), (mark, open));
+        joined
     }
 
     /// `add` sorts the NodeClaims in place by their pod count each time: equal counts keep
@@ -909,6 +965,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             self.refused_new.remove(&(w, k));
             self.scanned.remove(&(w, k));
             self.joinable.remove(&(w, k));
+            self.open.remove(&(w, k));
         }
     }
 
@@ -1281,22 +1338,46 @@ const PRICE_REGION: &str = "us-east-1";
 /// are priced like on-demand until live spot prices arrive, see `docs/prices.md`). A type
 /// without a price comes after every priced one (the provider never launches it), the
 /// smaller (by cpu, then memory) first; the name breaks ties.
-fn launch_order(a: &PoolType, b: &PoolType) -> std::cmp::Ordering {
-    let prices = super::prices::Prices::builtin();
-    let price = |t: &PoolType| prices.provider_on_demand(PRICE_REGION, &t.it.name);
-    let size = |t: &PoolType| {
-        (
-            t.capacity_of("cpu").unwrap_or(Quantity::ZERO),
-            t.capacity_of("memory").unwrap_or(Quantity::ZERO),
-        )
-    };
-    let by_price = match (price(a), price(b)) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => size(a).cmp(&size(b)),
-    };
-    by_price.then_with(|| a.it.name.cmp(&b.it.name))
+struct LaunchOrder {
+    /// The price of each catalog type, by catalog index.
+    prices: Vec<Option<f64>>,
+}
+
+impl LaunchOrder {
+    /// The prices of the types of `catalog`, looked up once.
+    fn new(catalog: &[super::catalog::InstanceType]) -> Self {
+        let prices = super::prices::Prices::builtin();
+        LaunchOrder {
+            prices: (catalog.iter())
+                .map(|it| prices.provider_on_demand(PRICE_REGION, &it.name))
+                .collect(),
+        }
+    }
+
+    /// The first of `types` in this order: the one the NodeClaim launches.
+    fn cheapest<'p, 'c>(
+        &self,
+        types: impl Iterator<Item = PoolType<'p, 'c>>,
+    ) -> Option<PoolType<'p, 'c>> {
+        types.min_by(|a, b| self.cmp(a, b))
+    }
+
+    fn cmp(&self, a: &PoolType, b: &PoolType) -> std::cmp::Ordering {
+        let price = |t: &PoolType| self.prices.get(t.catalog_index()).copied().flatten();
+        let size = |t: &PoolType| {
+            (
+                t.capacity_of("cpu").unwrap_or(Quantity::ZERO),
+                t.capacity_of("memory").unwrap_or(Quantity::ZERO),
+            )
+        };
+        let by_price = match (price(a), price(b)) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => size(a).cmp(&size(b)),
+        };
+        by_price.then_with(|| a.it.name.cmp(&b.it.name))
+    }
 }
 
 /// The catalog indices of `types`.

@@ -5,13 +5,15 @@
 //! Names and reasons come from the manifests: every text format escapes their control
 //! characters (see [`super::escape`]).
 
-use super::{LineIndex, Source, cost, escape, markdown};
+use super::{LineIndex, Note, Source, cost, escape, markdown};
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
+use crate::karpenter::requirements::{self, Requirement};
 use crate::karpenter::scheduler::{Existing, PodOutcome};
-use crate::karpenter::sim::{NO_NODEPOOL_LEFT, PoolFailure, Simulator, Verdict};
+use crate::karpenter::sim::{Failure, NO_NODEPOOL_LEFT, Simulator, Verdict};
 use crate::model::{Object, SourceId, Span};
 use serde::Serialize;
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanRow {
@@ -119,14 +121,20 @@ impl PoolDisruption {
     }
 }
 
-/// One NodePool's refusal of a pending pod.
+/// One NodePool's refusal of a pending pod, or that of several NodePools that refuse it in
+/// the same words.
 #[derive(Debug, Clone, Serialize)]
 pub struct PoolRefusal {
+    /// The NodePool (the first of [`PoolRefusal::nodepools`], when there are several).
     pub nodepool: String,
     /// `taint`, `requirements`, `resources` or `limits` (see [`crate::karpenter::sim::Failure::kind`]).
     pub kind: &'static str,
-    /// Karpenter's message.
+    /// Karpenter's message (the first NodePool's).
     pub message: String,
+    /// When more than one NodePool refuses the pod in the same words, but for its name in
+    /// the `karpenter.sh/nodepool` requirement: all of them, in Karpenter's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodepools: Vec<String>,
 }
 
 /// The row of workload `o`, from the simulator's `verdict` on its pod template. The plan
@@ -183,17 +191,37 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
         }
         Verdict::Pending(f) => {
             row.outcome = "pending";
-            row.reason = sim.headline(spec, f).map(|f| {
-                let nodepool = &sim.pools[f.pool].name;
-                format!(
-                    "NodePool \"{nodepool}\": {}",
-                    f.failure.headline_on(nodepool, sim.version())
-                )
-            });
-            row.failures = refusals(sim, f);
+            row.reason = sim
+                .headline(spec, f)
+                .map(|f| reason(sim, f.pool, &f.failure));
+            row.failures = refusals(sim, f.iter().map(|f| (f.pool, &f.failure)));
         }
     }
     Some(row)
+}
+
+/// A row whose pod template a NodePool takes, but none of whose replicas the batch places
+/// (`pods`: the pools' limits run out before them, or topology leaves them no domain): it
+/// stays pending, in the words of its first replica's failure.
+pub fn settle_pending_in_batch(row: &mut PlanRow, sim: &Simulator, pods: &[PodOutcome]) {
+    let mut failures = pods.iter().map(|p| match p {
+        PodOutcome::Pending(first, _) => Some(first),
+        _ => None,
+    });
+    let Some(Some(first)) = failures.next() else {
+        return;
+    };
+    if row.outcome != "schedules" || failures.any(|f| f.is_none()) {
+        return;
+    }
+    row.outcome = "pending";
+    row.nodepool = None;
+    row.fitting_types = 0;
+    row.smallest_type = None;
+    row.reason = first
+        .as_ref()
+        .map(|(pool, failure)| reason(sim, *pool, failure));
+    row.failures = refusals(sim, first.iter().map(|(pool, failure)| (*pool, failure)));
 }
 
 /// A row whose pod no NodePool takes, but whose replicas all run on static nodes: it
@@ -205,6 +233,15 @@ pub fn settle_on_static_nodes(row: &mut PlanRow) {
         row.reason = None;
         row.failures.clear();
     }
+}
+
+/// A pending row's reason: NodePool `pool`'s refusal, in Karpenter's words.
+fn reason(sim: &Simulator, pool: usize, failure: &Failure) -> String {
+    let nodepool = &sim.pools[pool].name;
+    format!(
+        "NodePool \"{nodepool}\": {}",
+        failure.headline_on(nodepool, sim.version())
+    )
 }
 
 /// Each replica's row, from its outcome in the batch.
@@ -253,31 +290,59 @@ fn pod_row(sim: &Simulator, existing: &Existing, replica: usize, pod: PodOutcome
 
 /// The pod's error as Karpenter composes it: the refusal of every NodePool it tried, in
 /// its order; pools it skipped before trying pods are not among them, and when it skipped
-/// them all the error is [`NO_NODEPOOL_LEFT`].
-fn refusals(sim: &Simulator, failures: &[PoolFailure]) -> Vec<PoolRefusal> {
-    let mut in_order: Vec<&PoolFailure> = failures
-        .iter()
-        .filter(|f| !f.failure.skips_pool())
-        .collect();
-    in_order.sort_by_key(|f| f.pool);
+/// them all the error is [`NO_NODEPOOL_LEFT`]. Refusals in the same words are one entry
+/// that lists their NodePools, where the first one stood: a run with a thousand NodePools
+/// says a thousand times why a pod fits none of them.
+fn refusals<'f>(
+    sim: &Simulator,
+    failures: impl Iterator<Item = (usize, &'f Failure)>,
+) -> Vec<PoolRefusal> {
+    let mut in_order: Vec<(usize, &Failure)> = failures.filter(|(_, f)| !f.skips_pool()).collect();
+    in_order.sort_by_key(|(pool, _)| *pool);
     if in_order.is_empty() {
         return vec![PoolRefusal {
             nodepool: String::new(),
             kind: "no-nodepool",
             message: NO_NODEPOOL_LEFT.to_string(),
+            nodepools: Vec::new(),
         }];
     }
-    in_order
-        .into_iter()
-        .map(|f| {
-            let nodepool = &sim.pools[f.pool].name;
-            PoolRefusal {
-                nodepool: nodepool.clone(),
-                kind: f.failure.kind(),
-                message: f.failure.message_on(nodepool, sim.version()),
+    let mut out: Vec<PoolRefusal> = Vec::new();
+    let mut groups: HashMap<(&'static str, String), usize> = HashMap::new();
+    for (pool, failure) in in_order {
+        let nodepool = &sim.pools[pool].name;
+        let kind = failure.kind();
+        let message = failure.message_on(nodepool, sim.version());
+        let words = (kind, nameless(failure, nodepool, sim));
+        match groups.get(&words) {
+            Some(&g) => {
+                let group = &mut out[g];
+                if group.nodepools.is_empty() {
+                    group.nodepools.push(group.nodepool.clone());
+                }
+                group.nodepools.push(nodepool.clone());
             }
-        })
-        .collect()
+            None => {
+                groups.insert(words, out.len());
+                out.push(PoolRefusal {
+                    nodepool: nodepool.clone(),
+                    kind,
+                    message,
+                    nodepools: Vec::new(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// NodePool `nodepool`'s refusal `failure` in Karpenter's words, without the NodePool's
+/// name: in its `karpenter.sh/nodepool In [name]` requirement and in the limits message.
+fn nameless(failure: &Failure, nodepool: &str, sim: &Simulator) -> String {
+    let own = |name: &str| {
+        Requirement::in_values(requirements::LABEL_NODEPOOL, [name]).to_string_on(sim.version())
+    };
+    (failure.message_on("", sim.version())).replace(&own(nodepool), &own(""))
 }
 
 /// Fills in each row's file, line and column: every source with a row is read and indexed
@@ -525,7 +590,14 @@ pub fn render_markdown(rows: &[PlanRow]) -> String {
     out
 }
 
-/// The plan as JSON: `{"version": 1, "workloads": [...], "cost": {...}}`.
+/// The run's notes, one line each, as the plan's table closes.
+pub fn render_notes(notes: &[Note]) -> String {
+    (notes.iter())
+        .map(|n| format!("note: {}\n", escape::text(&n.message)))
+        .collect()
+}
+
+/// The plan as JSON: `{"version": 1, "workloads": [...], "cost": {...}, "notes": [...]}`.
 #[derive(Serialize)]
 pub struct PlanJson<'a> {
     pub version: u32,
@@ -533,12 +605,16 @@ pub struct PlanJson<'a> {
     /// The projected nodes and their cost, when the run has NodePools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<&'a cost::Cost>,
+    /// The run's notes, as the lint's report gives them.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub notes: &'a [Note],
 }
 
 /// Writes the plan's JSON to `w` as it is serialised.
 pub fn write_json(
     rows: &[PlanRow],
     cost: Option<&cost::Cost>,
+    notes: &[Note],
     w: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     super::write_json(
@@ -546,6 +622,7 @@ pub fn write_json(
             version: 1,
             workloads: rows,
             cost,
+            notes,
         },
         w,
     )

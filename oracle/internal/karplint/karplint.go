@@ -38,11 +38,13 @@ type PodRow struct {
 	FirstRound string  `json:"first_round"`
 }
 
-// Failure is one NodePool's error, in the order Karpenter tries the NodePools.
+// Failure is one NodePool's error, in the order Karpenter tries the NodePools; NodePools,
+// when several refuse in the same words (the first one's message), lists them all.
 type Failure struct {
-	NodePool string `json:"nodepool"`
-	Kind     string `json:"kind"`
-	Message  string `json:"message"`
+	NodePool  string   `json:"nodepool"`
+	Kind      string   `json:"kind"`
+	Message   string   `json:"message"`
+	NodePools []string `json:"nodepools"`
 }
 
 // Row is one workload of `karplint plan --format json`.
@@ -201,7 +203,7 @@ func fillFromRow(v *verdict.Pod, r Row) {
 	}
 	if v.Outcome == verdict.Pending {
 		for _, f := range r.Failures {
-			v.Failures = append(v.Failures, failure(f))
+			v.Failures = append(v.Failures, failures(f)...)
 		}
 	}
 }
@@ -235,17 +237,26 @@ func fillFromPod(v *verdict.Pod, r Row, p PodRow, final bool) {
 		return
 	}
 	for _, f := range r.Failures {
-		v.Failures = append(v.Failures, failure(f))
+		v.Failures = append(v.Failures, failures(f)...)
 	}
 }
 
-// failure keeps karplint's kind; a row without one is classified from its message.
-func failure(f Failure) verdict.Failure {
+// failures keeps karplint's kind; a row without one is classified from its message. An
+// entry that lists the NodePools refusing in the same words is one failure per NodePool.
+func failures(f Failure) []verdict.Failure {
 	k := f.Kind
 	if k == "" {
 		k = verdict.Classify(f.Message)
 	}
-	return verdict.Failure{NodePool: f.NodePool, Kind: k, Message: f.Message}
+	pools := f.NodePools
+	if len(pools) == 0 {
+		pools = []string{f.NodePool}
+	}
+	out := make([]verdict.Failure, len(pools))
+	for i, p := range pools {
+		out[i] = verdict.Failure{NodePool: p, Kind: k, Message: f.Message}
+	}
+	return out
 }
 
 // outcome maps karplint's outcomes onto the oracle's. `not-provisioned` on a Deployment is

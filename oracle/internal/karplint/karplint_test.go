@@ -117,3 +117,34 @@ func TestPodsAndFinalOfRounds(t *testing.T) {
 		t.Errorf("after round 1, %s: %q, want %q", p.Pod, p.NodePool, ExistingNodePool)
 	}
 }
+
+func TestGroupedFailuresAreOnePerNodePool(t *testing.T) {
+	const grouped = `{"version": 1, "workloads": [
+ {"object": {"kind": "Deployment", "name": "sel"}, "replicas": 1, "outcome": "pending", "nodepool": null,
+  "reason": "NodePool \"c\": incompatible requirements",
+  "failures": [{"nodepool": "c", "kind": "requirements", "message": "incompatible requirements",
+                "nodepools": ["c", "b", "a"]},
+               {"nodepool": "gpu", "kind": "taint", "message": "did not tolerate taint (taint=gpu:NoSchedule)"}]}
+]}`
+	rows, err := ParsePlan([]byte(grouped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := Pods(rows)
+	if len(pods) != 1 {
+		t.Fatalf("%d pods, want 1", len(pods))
+	}
+	var got []string
+	for _, f := range pods[0].Failures {
+		got = append(got, f.NodePool+":"+f.Kind)
+	}
+	want := []string{"c:requirements", "b:requirements", "a:requirements", "gpu:taint"}
+	if len(got) != len(want) {
+		t.Fatalf("failures %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("failures %v, want %v", got, want)
+		}
+	}
+}

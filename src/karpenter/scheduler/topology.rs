@@ -688,6 +688,13 @@ impl Topology {
             })
     }
 
+    /// Whether one of the groups a pod owns (`owned`) is a hostname spread or anti-affinity
+    /// group, which [`Topology::host_refuses`] may refuse a NodeClaim on.
+    pub fn host_may_refuse(&self, owned: &[usize]) -> bool {
+        (owned.iter().map(|&g| &self.groups[g]))
+            .any(|g| g.term.key == LABEL_HOSTNAME && g.term.kind != GroupType::PodAffinity)
+    }
+
     /// `AddRequirements`: the domains the groups the pod owns (`owned`, from
     /// [`Topology::update`]) and the inverse groups that select it leave on a NodeClaim
     /// with `node` requirements and `hostname`; the failure of the first that leaves none.
