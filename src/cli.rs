@@ -65,7 +65,7 @@ pub struct Paths {
     pub paths: Vec<PathBuf>,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct LintArgs {
     /// The paths of the run: the top level's, or the subcommand's.
     #[arg(skip)]
@@ -201,6 +201,10 @@ pub enum Command {
         base: String,
         /// The revision after it [default: the working tree]
         head: Option<String>,
+        /// Compare only these files or directories (after `--`, relative to the working
+        /// directory, inside the repository) [default: .]
+        #[arg(last = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
     },
     /// Print a shell completion script: `karplint completions bash > /etc/bash_completion.d/karplint`
     Completions {
@@ -290,9 +294,13 @@ pub fn run() -> i32 {
             cli.lint.paths = paths;
             with_workers(&cli.lint, run_plan)
         }
-        Some(Command::Diff { base, head }) => {
+        Some(Command::Diff { base, head, paths }) => {
             cli.lint.revisions = Some((base, head));
-            cli.lint.paths = vec![PathBuf::from(".")];
+            cli.lint.paths = if paths.is_empty() {
+                vec![PathBuf::from(".")]
+            } else {
+                paths
+            };
             with_workers(&cli.lint, diff::run_diff)
         }
         Some(Command::Debug(DebugCommand::InstanceTypes(Paths { paths }))) => {

@@ -531,3 +531,98 @@ fn the_comment_stays_under_64_kib() {
             .contains("`karplint diff --format json` lists them all")
     );
 }
+
+#[test]
+fn paths_after_the_revisions_narrow_both_sides() {
+    let dir = repo("apps/shop.yaml", |t| {
+        t.replacen("replicas: 3", "replicas: 50", 1)
+    });
+    let d = dir.path();
+    let json = |args: &[&str]| {
+        let out = diff(d, args);
+        let v: Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", out.stdout, out.stderr));
+        (out.code, v)
+    };
+    let placed = |v: &Value| -> Vec<String> {
+        (v["placement"].as_array().unwrap().iter())
+            .map(|p| p["object"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The change is in apps/shop.yaml: reading the pools and apps/batch.yaml, nothing moves.
+    let (code, v) = json(&[
+        "HEAD~1",
+        "HEAD",
+        "--format",
+        "json",
+        "--",
+        "cluster",
+        "apps/batch.yaml",
+    ]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(placed(&v), Vec::<String>::new(), "{v:#}");
+    // With apps/shop.yaml too, its web Deployment stays Pending after the change.
+    let (code, v) = json(&[
+        "HEAD~1",
+        "HEAD",
+        "--format",
+        "json",
+        "--",
+        "cluster",
+        "apps/shop.yaml",
+    ]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(placed(&v), vec!["web".to_string()], "{v:#}");
+    // A directory only one side has is empty on the other: HEAD adds apps/new.
+    write(
+        d,
+        "apps/new/job.yaml",
+        &APPS.replace("name: web", "name: fresh"),
+    );
+    let (code, v) = json(&["HEAD", "--format", "json", "--", "cluster", "apps/new"]);
+    assert!(code <= 1, "{v:#}");
+    assert_eq!(v["head"], "working tree");
+    // A path neither side has, or one outside the work tree, is a usage error.
+    for bad in ["nowhere", "../outside", "/etc"] {
+        let out = diff(d, &["HEAD~1", "HEAD", "--", bad]);
+        assert_eq!(out.code, 2, "{bad}: {}", out.stderr);
+        assert!(out.stderr.contains(bad), "{}", out.stderr);
+    }
+}
+
+/// A symbolic link in a revision is written as a link, as a checkout has it: with `--follow`
+/// both sides read the NodePool it points at.
+#[cfg(unix)]
+#[test]
+fn symbolic_links_in_a_revision_are_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    write(d, "shared/nodepool.yaml", NODEPOOL);
+    std::fs::create_dir_all(d.join("cluster")).unwrap();
+    std::os::unix::fs::symlink("../shared/nodepool.yaml", d.join("cluster/nodepool.yaml")).unwrap();
+    write(d, "apps/shop.yaml", APPS);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    write(
+        d,
+        "apps/shop.yaml",
+        &APPS.replacen("replicas: 3", "replicas: 4", 1),
+    );
+    git(d, &["commit", "-q", "-a", "-m", "change"]);
+    let out = diff(
+        d,
+        &[
+            "HEAD~1", "HEAD", "--follow", "--format", "json", "--", "cluster", "apps",
+        ],
+    );
+    let v: Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stderr));
+    for side in ["before", "after"] {
+        let pools = v["cost"][side]["nodepools"].as_array().unwrap();
+        assert!(
+            pools.iter().any(|p| p["nodepool"] == "default"),
+            "{side}: {v:#}"
+        );
+    }
+}

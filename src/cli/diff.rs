@@ -43,9 +43,12 @@ struct Linted {
     fail_on: super::FailOn,
 }
 
-/// Lints the working directory as one side named `name`.
+/// Lints the working directory as one side named `name`: the paths of `args` this side
+/// has (none, when it has none of them: then it holds no object but its context's).
 fn lint_side(args: &LintArgs, name: &str) -> Result<Linted, i32> {
-    let linted = lint_outcome(args, Mode::Diff)?;
+    let mut args = args.clone();
+    args.paths.retain(|p| p.exists());
+    let linted = lint_outcome(&args, Mode::Diff)?;
     let nodepools_missing = linted.nodepools_missing();
     let outcome = linted.outcome;
     for e in &outcome.read_errors {
@@ -126,6 +129,31 @@ fn request(args: &LintArgs) -> Result<Request, i32> {
         }
         None => None,
     };
+    for path in &args.paths {
+        let in_repo = in_repository(&repo.prefix, path).ok_or_else(|| {
+            eprintln!(
+                "karplint diff: {} is not inside the repository: paths are relative to the working directory, within the work tree",
+                shown(path)
+            );
+            2
+        })?;
+        let in_head = match &head {
+            Some((_, commit)) => repo.has_path(commit, &in_repo),
+            None => Ok(path.exists()),
+        };
+        let anywhere = in_head.and_then(|h| Ok(h || repo.has_path(&base_commit, &in_repo)?));
+        if !anywhere.map_err(|e| git_error(&e))? {
+            let head_name = head
+                .as_ref()
+                .map_or("the working tree", |(h, _)| h.as_str());
+            eprintln!(
+                "karplint diff: {} is in neither {} nor {head_name}",
+                shown(path),
+                report::escape::line(&base)
+            );
+            return Err(2);
+        }
+    }
     Ok(Request {
         cwd,
         dests,
@@ -134,6 +162,26 @@ fn request(args: &LintArgs) -> Result<Request, i32> {
         base_commit,
         head,
     })
+}
+
+/// `path`, given in the directory `prefix` of the work tree, relative to the work tree's
+/// root; `None` when it is absolute or leaves the work tree.
+fn in_repository(prefix: &Path, path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in prefix.join(path).components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
 }
 
 /// `karplint diff BASE [HEAD]`.
@@ -160,21 +208,27 @@ fn judge(args: &LintArgs, req: &Request, tmp: &Path) -> Result<i32, i32> {
     let head_root = tmp.join("head");
     std::thread::scope(|scope| {
         let base_job = scope.spawn(|| req.repo.extract(&req.base_commit, &base_root));
+        let head_name = (req.head.as_ref()).map_or("working tree", |(name, _)| name.as_str());
+        let mut left_out = Vec::new();
         let head_dir = match &req.head {
             Some((_, commit)) => {
-                req.repo
-                    .extract(commit, &head_root)
-                    .map_err(|e| git_error(&e))?;
+                let left = (req.repo.extract(commit, &head_root)).map_err(|e| git_error(&e))?;
+                left_out.extend(left.describe().map(|l| (head_name, l)));
                 head_root.join(&req.repo.prefix)
             }
             None => req.cwd.clone(),
         };
-        let head_name = (req.head.as_ref()).map_or("working tree", |(name, _)| name.as_str());
-        let head = in_dir(&head_dir, || lint_side(args, head_name))?;
+        let mut head = in_dir(&head_dir, || lint_side(args, head_name))?;
         match base_job.join() {
-            Ok(Ok(_)) => {}
+            Ok(Ok(left)) => left_out.extend(left.describe().map(|l| (req.base.as_str(), l))),
             Ok(Err(e)) => return Err(git_error(&e)),
             Err(_) => return Err(2),
+        }
+        for (side, left) in left_out {
+            head.report.notes.push(report::Note::new(
+                "skipped",
+                format!("{side}: {left} not read from git"),
+            ));
         }
         let (base, baseline) = in_dir(&base_root.join(&req.repo.prefix), || {
             let linted = lint_side(args, &req.base)?;

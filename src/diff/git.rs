@@ -88,16 +88,25 @@ impl Repo {
         Ok(sha)
     }
 
-    /// Writes the files of `commit`'s tree under `dest` (symbolic links and submodules are
-    /// left out), with an empty `.git` directory at its root; how many files.
-    pub fn extract(&self, commit: &str, dest: &Path) -> Result<usize, GitError> {
+    /// Whether `commit`'s tree holds `path` (relative to the root; empty for the root).
+    pub fn has_path(&self, commit: &str, path: &Path) -> Result<bool, GitError> {
+        let Some(path) = path.to_str() else {
+            return Ok(false);
+        };
+        let spec = format!("{commit}:{path}");
+        Ok(git(&self.root, &["cat-file", "-e", &spec])?.is_ok())
+    }
+
+    /// Writes the files of `commit`'s tree under `dest`, with an empty `.git` directory at
+    /// its root; what was left out (symbolic links, submodules).
+    pub fn extract(&self, commit: &str, dest: &Path) -> Result<LeftOut, GitError> {
         let listed = git(&self.root, &["ls-tree", "-r", "-z", "--full-tree", commit])?.map_err(
             |message| GitError::Failed {
                 command: "ls-tree".into(),
                 message,
             },
         )?;
-        let blobs = blobs(&listed);
+        let (blobs, left_out) = blobs(&listed);
         let write_err = |path: &Path, source| GitError::Write {
             path: path.display().to_string(),
             source,
@@ -105,11 +114,11 @@ impl Repo {
         let marker = dest.join(".git");
         std::fs::create_dir_all(&marker).map_err(|e| write_err(&marker, e))?;
         self.cat_blobs(&blobs, dest)?;
-        Ok(blobs.len())
+        Ok(left_out)
     }
 
     /// Streams `blobs` from `git cat-file --batch` into their files under `dest`.
-    fn cat_blobs(&self, blobs: &[(String, PathBuf)], dest: &Path) -> Result<(), GitError> {
+    fn cat_blobs(&self, blobs: &[Blob], dest: &Path) -> Result<(), GitError> {
         let failed = |message: String| GitError::Failed {
             command: "cat-file".into(),
             message,
@@ -126,7 +135,7 @@ impl Repo {
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(failed("no pipe to git".into()));
         };
-        let ids: Vec<String> = blobs.iter().map(|(id, _)| format!("{id}\n")).collect();
+        let ids: Vec<String> = blobs.iter().map(|b| format!("{}\n", b.id)).collect();
         // Written from a thread: git answers while it reads, and both pipes are bounded.
         let writer = std::thread::spawn(move || {
             for id in ids {
@@ -136,9 +145,9 @@ impl Repo {
             }
         });
         let mut out = BufReader::new(stdout);
-        let read = (blobs.iter()).try_for_each(|(_, path)| {
+        let read = (blobs.iter()).try_for_each(|blob| {
             let content = read_blob(&mut out).map_err(|e| failed(e.to_string()))?;
-            let file = dest.join(path);
+            let file = dest.join(&blob.path);
             let write = |p: &Path, e| GitError::Write {
                 path: p.display().to_string(),
                 source: e,
@@ -146,7 +155,7 @@ impl Repo {
             if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| write(dir, e))?;
             }
-            std::fs::write(&file, content).map_err(|e| write(&file, e))
+            write_blob(&file, content, blob.link).map_err(|e| write(&file, e))
         });
         let _ = writer.join();
         let _ = child.kill();
@@ -155,20 +164,90 @@ impl Repo {
     }
 }
 
-/// The regular files of `git ls-tree -r -z` output: (object id, path). Symbolic links
-/// (mode 120000), submodules (commits) and paths that would leave the tree are left out.
-fn blobs(listed: &[u8]) -> Vec<(String, PathBuf)> {
-    (listed.split(|&b| b == 0))
-        .filter_map(|entry| {
-            let entry = std::str::from_utf8(entry).ok()?;
-            let (meta, path) = entry.split_once('\t')?;
-            let mut meta = meta.split(' ');
-            let (mode, kind, id) = (meta.next()?, meta.next()?, meta.next()?);
-            let path = PathBuf::from(path);
-            let inside = path.components().all(|c| matches!(c, Component::Normal(_)));
-            (kind == "blob" && mode != "120000" && inside).then(|| (id.to_string(), path))
+/// What a revision's tree holds that is not written out: its submodules (a checkout
+/// without `--recurse-submodules` has none of their files either), and the entries git
+/// lists under a name that is not UTF-8 or would leave the tree. Their paths, as git lists
+/// them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    pub submodules: Vec<String>,
+    pub unreadable: Vec<String>,
+}
+
+impl LeftOut {
+    /// What was left out, in a few words; `None` when nothing was.
+    pub fn describe(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (&self.submodules, "submodule(s)"),
+            (
+                &self.unreadable,
+                "file(s) with a name karplint cannot write",
+            ),
+        ]
+        .into_iter()
+        .filter(|(paths, _)| !paths.is_empty())
+        .map(|(paths, what)| {
+            let first = crate::report::escape::line(&paths[0]).into_owned();
+            format!("{} {what} (first: {first})", paths.len())
         })
-        .collect()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+/// A file of a revision's tree: its object id, its path, and whether it is a symbolic link
+/// (mode 120000; its content is the link's target).
+#[derive(Debug, PartialEq, Eq)]
+struct Blob {
+    id: String,
+    path: PathBuf,
+    link: bool,
+}
+
+/// The files of `git ls-tree -r -z` output ([`Blob`]), and what is left out ([`LeftOut`]).
+fn blobs(listed: &[u8]) -> (Vec<Blob>, LeftOut) {
+    let mut files = Vec::new();
+    let mut left_out = LeftOut::default();
+    for entry in listed.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let mut meta = meta.split(' ');
+        let (Some(mode), Some(kind), Some(id)) = (meta.next(), meta.next(), meta.next()) else {
+            continue;
+        };
+        let inside = Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if kind == "commit" {
+            left_out.submodules.push(path.to_string());
+        } else if kind != "blob" {
+            continue;
+        } else if !inside || path.contains(char::REPLACEMENT_CHARACTER) {
+            left_out.unreadable.push(path.to_string());
+        } else {
+            files.push(Blob {
+                id: id.to_string(),
+                path: PathBuf::from(path),
+                link: mode == "120000",
+            });
+        }
+    }
+    (files, left_out)
+}
+
+/// Writes `content` at `file`: a file, or for a symbolic link a link to the target it
+/// holds, as a checkout writes it (where links cannot be made, the target's text).
+fn write_blob(file: &Path, content: Vec<u8>, link: bool) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if link {
+        use std::os::unix::ffi::OsStringExt;
+        let target = std::ffi::OsString::from_vec(content);
+        return std::os::unix::fs::symlink(target, file);
+    }
+    let _ = link;
+    std::fs::write(file, content)
 }
 
 /// One answer of `git cat-file --batch`: `<id> blob <size>\n<content>\n`.
@@ -190,22 +269,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ls_tree_keeps_regular_files_inside_the_tree() {
+    fn ls_tree_keeps_files_and_links_inside_the_tree() {
         let listed = [
             "100644 blob aaa\ta/b.yaml",
             "120000 blob bbb\tlink",
             "160000 commit ccc\tsub",
             "100755 blob ddd\tx y.yaml",
+            "100644 blob eee\t../out.yaml",
         ]
         .join("\0");
         let listed = listed.as_bytes();
-        let got = blobs(listed);
+        let (got, left_out) = blobs(listed);
+        let blob = |id: &str, path: &str, link| Blob {
+            id: id.into(),
+            path: path.into(),
+            link,
+        };
         assert_eq!(
             got,
             vec![
-                ("aaa".to_string(), PathBuf::from("a/b.yaml")),
-                ("ddd".to_string(), PathBuf::from("x y.yaml"))
+                blob("aaa", "a/b.yaml", false),
+                blob("bbb", "link", true),
+                blob("ddd", "x y.yaml", false)
             ]
+        );
+        assert_eq!(
+            left_out,
+            LeftOut {
+                submodules: vec!["sub".into()],
+                unreadable: vec!["../out.yaml".into()],
+            }
+        );
+        assert_eq!(
+            left_out.describe().as_deref(),
+            Some(
+                "1 submodule(s) (first: sub), 1 file(s) with a name karplint cannot write (first: ../out.yaml)"
+            )
         );
     }
 
