@@ -626,3 +626,35 @@ fn symbolic_links_in_a_revision_are_links() {
         );
     }
 }
+
+/// Two commits are judged alike whether HEAD is the checkout (linted in place, BASE's
+/// unchanged files linked to it) or not (both written from git, BASE's unchanged files
+/// linked to HEAD's).
+#[test]
+fn two_commits_read_alike_checked_out_or_not() {
+    let dir = repo("apps/shop.yaml", |t| {
+        t.replacen("replicas: 3", "replicas: 50", 1)
+    });
+    let d = dir.path();
+    let run = || {
+        let out = diff(d, &["main~1", "main", "--format", "json"]);
+        let v: Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", out.stdout, out.stderr));
+        (out.code, v)
+    };
+    let (code, checked_out) = run();
+    assert_eq!(code, 1, "{checked_out:#}");
+    git(d, &["checkout", "-q", "main~1"]);
+    let (code, elsewhere) = run();
+    assert_eq!(code, 1, "{elsewhere:#}");
+    assert_eq!(checked_out, elsewhere);
+    assert!(!checked_out["placement"].as_array().unwrap().is_empty());
+    // Neither run wrote into the work tree.
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(d)
+        .args(["status", "--porcelain", "--ignored"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+}

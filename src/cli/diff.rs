@@ -202,25 +202,42 @@ pub(super) fn run_diff(args: &LintArgs) -> i32 {
 
 /// Writes the trees under `tmp` and judges both sides: BASE is written while HEAD is
 /// linted (most of a run waits on parsing, and git writes files meanwhile), then BASE is
-/// linted and its findings taken out of HEAD's report.
+/// linted and its findings taken out of HEAD's report. A HEAD revision that the work tree
+/// is exactly (a pull request's checkout) is linted where it is, as the working tree is.
 fn judge(args: &LintArgs, req: &Request, tmp: &Path) -> Result<i32, i32> {
     let base_root = tmp.join("base");
     let head_root = tmp.join("head");
-    std::thread::scope(|scope| {
-        let base_job = scope.spawn(|| req.repo.extract(&req.base_commit, &base_root));
-        let head_name = (req.head.as_ref()).map_or("working tree", |(name, _)| name.as_str());
-        let mut left_out = Vec::new();
-        let head_dir = match &req.head {
-            Some((_, commit)) => {
-                let left = (req.repo.extract(commit, &head_root)).map_err(|e| git_error(&e))?;
-                left_out.extend(left.describe().map(|l| (head_name, l)));
+    let head_name = (req.head.as_ref()).map_or("working tree", |(name, _)| name.as_str());
+    let mut left_out = Vec::new();
+    // A HEAD revision is written first, so that BASE's files that HEAD has are links to it
+    // (to the work tree's, when it is HEAD's checkout).
+    let (head_tree, head_dir) = match &req.head {
+        Some((_, commit)) => {
+            let checked_out = req.repo.is_checked_out(commit).map_err(|e| git_error(&e))?;
+            let tree = if checked_out {
+                req.repo.checked_out(commit)
+            } else {
+                req.repo.extract(commit, &head_root, None)
+            };
+            let tree = tree.map_err(|e| git_error(&e))?;
+            left_out.extend(tree.left_out.describe().map(|l| (head_name, l)));
+            let dir = if checked_out {
+                req.cwd.clone()
+            } else {
                 head_root.join(&req.repo.prefix)
-            }
-            None => req.cwd.clone(),
-        };
+            };
+            (Some(tree), dir)
+        }
+        None => (None, req.cwd.clone()),
+    };
+    std::thread::scope(|scope| {
+        let base_job =
+            scope.spawn(|| (req.repo).extract(&req.base_commit, &base_root, head_tree.as_ref()));
         let mut head = in_dir(&head_dir, || lint_side(args, head_name))?;
         match base_job.join() {
-            Ok(Ok(left)) => left_out.extend(left.describe().map(|l| (req.base.as_str(), l))),
+            Ok(Ok(tree)) => {
+                left_out.extend(tree.left_out.describe().map(|l| (req.base.as_str(), l)));
+            }
             Ok(Err(e)) => return Err(git_error(&e)),
             Err(_) => return Err(2),
         }

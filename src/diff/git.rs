@@ -88,6 +88,30 @@ impl Repo {
         Ok(sha)
     }
 
+    /// Whether the work tree is `commit` exactly: it is checked out, and nothing differs
+    /// from it (no change, no untracked or ignored file, no submodule, whose files a
+    /// revision's tree does not hold), so that linting the work tree is linting `commit`.
+    pub fn is_checked_out(&self, commit: &str) -> Result<bool, GitError> {
+        if self.root.join(".gitmodules").exists() {
+            return Ok(false);
+        }
+        let head = git(&self.root, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
+        if head.map(|h| String::from_utf8_lossy(&h).trim() == commit) != Ok(true) {
+            return Ok(false);
+        }
+        let status = git(
+            &self.root,
+            &[
+                "status",
+                "--porcelain",
+                "--ignored",
+                "--untracked-files=all",
+                "-z",
+            ],
+        )?;
+        Ok(status.is_ok_and(|s| s.is_empty()))
+    }
+
     /// Whether `commit`'s tree holds `path` (relative to the root; empty for the root).
     pub fn has_path(&self, commit: &str, path: &Path) -> Result<bool, GitError> {
         let Some(path) = path.to_str() else {
@@ -98,27 +122,72 @@ impl Repo {
     }
 
     /// Writes the files of `commit`'s tree under `dest`, with an empty `.git` directory at
-    /// its root; what was left out (symbolic links, submodules).
-    pub fn extract(&self, commit: &str, dest: &Path) -> Result<LeftOut, GitError> {
-        let listed = git(&self.root, &["ls-tree", "-r", "-z", "--full-tree", commit])?.map_err(
-            |message| GitError::Failed {
-                command: "ls-tree".into(),
-                message,
-            },
-        )?;
-        let (blobs, left_out) = blobs(&listed);
+    /// its root. A file whose content `like` (a tree extracted before) already holds is a
+    /// hard link to it: two revisions share most of their files, and a link costs a tenth
+    /// of a write.
+    pub fn extract(
+        &self,
+        commit: &str,
+        dest: &Path,
+        like: Option<&Extracted>,
+    ) -> Result<Extracted, GitError> {
+        let (blobs, left_out) = self.ls_tree(commit)?;
         let write_err = |path: &Path, source| GitError::Write {
             path: path.display().to_string(),
             source,
         };
         let marker = dest.join(".git");
         std::fs::create_dir_all(&marker).map_err(|e| write_err(&marker, e))?;
-        self.cat_blobs(&blobs, dest)?;
-        Ok(left_out)
+        let mut made = std::collections::HashSet::new();
+        let mut to_write = Vec::new();
+        for blob in blobs.iter() {
+            let file = dest.join(&blob.path);
+            let linked = (like.and_then(|l| Some(l.root.join(l.files.get(&blob.id)?))))
+                .filter(|_| !blob.link)
+                .is_some_and(|from| {
+                    make_parent(&file, &mut made).is_ok() && std::fs::hard_link(from, &file).is_ok()
+                });
+            if !linked {
+                to_write.push(blob);
+            }
+        }
+        self.cat_blobs(&to_write, dest, &mut made)?;
+        Ok(Extracted {
+            root: dest.to_path_buf(),
+            files: Extracted::files_of(blobs),
+            left_out,
+        })
+    }
+
+    /// The work tree as the tree of `commit`, which it is ([`Repo::is_checked_out`]): its
+    /// files, written by the checkout.
+    pub fn checked_out(&self, commit: &str) -> Result<Extracted, GitError> {
+        let (blobs, left_out) = self.ls_tree(commit)?;
+        Ok(Extracted {
+            root: self.root.clone(),
+            files: Extracted::files_of(blobs),
+            left_out,
+        })
+    }
+
+    /// The files of `commit`'s tree, and what is left out of them.
+    fn ls_tree(&self, commit: &str) -> Result<(Vec<Blob>, LeftOut), GitError> {
+        let listed = git(&self.root, &["ls-tree", "-r", "-z", "--full-tree", commit])?.map_err(
+            |message| GitError::Failed {
+                command: "ls-tree".into(),
+                message,
+            },
+        )?;
+        Ok(blobs(&listed))
     }
 
     /// Streams `blobs` from `git cat-file --batch` into their files under `dest`.
-    fn cat_blobs(&self, blobs: &[Blob], dest: &Path) -> Result<(), GitError> {
+    fn cat_blobs(
+        &self,
+        blobs: &[&Blob],
+        dest: &Path,
+        made: &mut std::collections::HashSet<PathBuf>,
+    ) -> Result<(), GitError> {
         let failed = |message: String| GitError::Failed {
             command: "cat-file".into(),
             message,
@@ -138,11 +207,13 @@ impl Repo {
         let ids: Vec<String> = blobs.iter().map(|b| format!("{}\n", b.id)).collect();
         // Written from a thread: git answers while it reads, and both pipes are bounded.
         let writer = std::thread::spawn(move || {
+            let mut stdin = std::io::BufWriter::new(&mut stdin);
             for id in ids {
                 if stdin.write_all(id.as_bytes()).is_err() {
                     break;
                 }
             }
+            let _ = stdin.flush();
         });
         let mut out = BufReader::new(stdout);
         let read = (blobs.iter()).try_for_each(|blob| {
@@ -152,15 +223,45 @@ impl Repo {
                 path: p.display().to_string(),
                 source: e,
             };
-            if let Some(dir) = file.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| write(dir, e))?;
-            }
+            make_parent(&file, made).map_err(|e| write(&file, e))?;
             write_blob(&file, content, blob.link).map_err(|e| write(&file, e))
         });
         let _ = writer.join();
         let _ = child.kill();
         let _ = child.wait();
         read
+    }
+}
+
+/// A revision's tree written out ([`Repo::extract`]).
+#[derive(Debug)]
+pub struct Extracted {
+    root: PathBuf,
+    /// Each file's path under `root`, by object id (symbolic links aside).
+    files: std::collections::HashMap<String, PathBuf>,
+    /// What was not written.
+    pub left_out: LeftOut,
+}
+
+impl Extracted {
+    /// The path of each of `blobs` by object id, symbolic links aside.
+    fn files_of(blobs: Vec<Blob>) -> std::collections::HashMap<String, PathBuf> {
+        (blobs.into_iter())
+            .filter(|b| !b.link)
+            .map(|b| (b.id, b.path))
+            .collect()
+    }
+}
+
+/// Creates the directory `file` goes in, unless `made` says it was.
+fn make_parent(file: &Path, made: &mut std::collections::HashSet<PathBuf>) -> std::io::Result<()> {
+    match file.parent() {
+        Some(dir) if !made.contains(dir) => {
+            std::fs::create_dir_all(dir)?;
+            made.insert(dir.to_path_buf());
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
