@@ -147,3 +147,27 @@ fn the_region_comes_from_the_zones_else_the_fallback() {
     assert_eq!(v["cost"]["region"], "us-east-1");
     assert_eq!(v["cost"]["region_from"], "fallback");
 }
+
+/// The instance type a NodeClaim launches is the cheapest in the cluster's region:
+/// c4.xlarge costs more than m5.xlarge in us-east-1 and less in us-gov-west-1.
+#[test]
+fn the_launched_type_is_the_cheapest_in_the_cluster_region() {
+    let launched = |config: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let text = pool("on-demand").replace(
+            r#"values: ["m5"]"#,
+            r#"values: ["m5", "c4"]}
+        - {key: karpenter.k8s.aws/instance-size, operator: In, values: ["xlarge"]"#,
+        ) + &app("steady", "on-demand", 1);
+        std::fs::write(dir.path().join("all.yaml"), text).unwrap();
+        std::fs::write(dir.path().join(".karplint.yaml"), config).unwrap();
+        let v: Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+        let row = &v["workloads"][0];
+        row["instance_types"][0]["instance_type"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v:#}"))
+            .to_string()
+    };
+    assert_eq!(launched(""), "m5.xlarge");
+    assert_eq!(launched("cluster:\n  region: us-gov-west-1\n"), "c4.xlarge");
+}

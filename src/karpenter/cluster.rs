@@ -218,7 +218,29 @@ pub struct ClusterFacts {
     pub karpenter: super::version::KarpenterVersion,
 }
 
+/// The region of an availability zone: `eu-west-1a` → `eu-west-1`; `None` for a name
+/// that does not end in a zone letter after the region's number.
+fn region_of_zone(zone: &str) -> Option<String> {
+    let region = zone.trim_end_matches(|c: char| c.is_ascii_lowercase());
+    (region.len() < zone.len() && region.ends_with(|c: char| c.is_ascii_digit()))
+        .then(|| region.to_string())
+}
+
 impl ClusterFacts {
+    /// The cluster's region and where it comes from: `cluster.region`, else the region of
+    /// its zones (`cluster.zones`, the subnets'), else the AWS provider's fallback
+    /// (us-east-1), whose prices it uses for a region without a table of its own.
+    pub fn region(&self) -> (String, &'static str) {
+        if let Some(r) = self.region.as_ref().filter(|r| !r.is_empty()) {
+            return (r.clone(), "cluster.region");
+        }
+        let zones = (self.zones.iter()).chain(self.subnets.iter().filter_map(|s| s.zone.as_ref()));
+        if let Some(r) = zones.filter_map(|z| region_of_zone(z)).next() {
+            return (r, "cluster zones");
+        }
+        (super::prices::FALLBACK_REGION.to_string(), "fallback")
+    }
+
     /// Facts from eksctl `ClusterConfig`s and `Node`s of the run (linted or context).
     pub fn from_index(index: &Index) -> Self {
         let mut facts = ClusterFacts::default();
@@ -525,6 +547,17 @@ fn karpenter_domain(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regions_come_from_the_config_then_the_zones_then_the_fallback() {
+        let mut c = ClusterFacts::default();
+        assert_eq!(c.region(), ("us-east-1".to_string(), "fallback"));
+        c.zones = vec!["eu-west-1b".into()];
+        assert_eq!(c.region(), ("eu-west-1".to_string(), "cluster zones"));
+        c.region = Some("ap-south-1".into());
+        assert_eq!(c.region(), ("ap-south-1".to_string(), "cluster.region"));
+        assert_eq!(region_of_zone("zone"), None);
+    }
 
     #[test]
     fn config_groups_get_catalog_allocatable() {

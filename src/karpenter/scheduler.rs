@@ -550,7 +550,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             refused_new: std::collections::HashMap::new(),
             memo: OutcomeMemo::default(),
             refusals: Refusals::default(),
-            launch_order: LaunchOrder::new(sim.pools.first().map_or(&[], |p| p.catalog())),
+            launch_order: LaunchOrder::new(
+                sim.pools.first().map_or(&[], |p| p.catalog()),
+                sim.price_region(),
+            ),
         }
     }
 
@@ -1327,12 +1330,6 @@ fn topology_fits(
     Ok(())
 }
 
-/// The region whose on-demand prices order the instance types a NodeClaim launches: the
-/// AWS provider's own fallback for regions without a table of their own. The manifests do
-/// not say which region the cluster runs in, and the order of prices is much the same in
-/// every region.
-const PRICE_REGION: &str = "us-east-1";
-
 /// The order in which the AWS provider's fleet request prefers the instance types a
 /// NodeClaim may launch: the cheapest on-demand price first (`lowest-price`; spot offerings
 /// are priced like on-demand until live spot prices arrive, see `docs/prices.md`). A type
@@ -1344,12 +1341,13 @@ struct LaunchOrder {
 }
 
 impl LaunchOrder {
-    /// The prices of the types of `catalog`, looked up once.
-    fn new(catalog: &[super::catalog::InstanceType]) -> Self {
+    /// The prices of the types of `catalog` in `region` (as the provider prices it), looked
+    /// up once.
+    fn new(catalog: &[super::catalog::InstanceType], region: &str) -> Self {
         let prices = super::prices::Prices::builtin();
         LaunchOrder {
             prices: (catalog.iter())
-                .map(|it| prices.provider_on_demand(PRICE_REGION, &it.name))
+                .map(|it| prices.provider_on_demand(region, &it.name))
                 .collect(),
         }
     }

@@ -79,6 +79,9 @@ pub struct Simulator<'a, 'c> {
     pub(super) version: KarpenterVersion,
     /// The cluster's zones, where every type is offered; empty when unknown (any zone).
     zones: Vec<String>,
+    /// The region whose on-demand prices order the instance types a NodeClaim launches
+    /// ([`ClusterFacts::region`](super::cluster::ClusterFacts::region)).
+    price_region: String,
     /// Per pool: the number of its template, shared by pools whose stages read the same
     /// ([`Pool::template_key`] and DaemonSet overhead).
     template_of: Vec<usize>,
@@ -371,6 +374,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             admitted,
             version,
             zones: Vec::new(),
+            price_region: super::prices::FALLBACK_REGION.to_string(),
             overheads,
             overlays_present,
             reach_memo: Default::default(),
@@ -429,6 +433,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// The simulator for a cluster in `zones` (every type is offered in each): a pool or pod
     /// that allows none of them has no offering. Pools whose own requirements allow no
     /// offering are skipped, as Karpenter skips them.
+    /// The simulator for a cluster in `region`, whose prices order the instance types its
+    /// NodeClaims launch.
+    pub fn with_price_region(mut self, region: String) -> Self {
+        self.price_region = region;
+        self
+    }
+
+    /// See [`Simulator::with_price_region`].
+    pub fn price_region(&self) -> &str {
+        &self.price_region
+    }
+
     pub fn with_zones(mut self, zones: &[String]) -> Self {
         if zones.is_empty() {
             return self;

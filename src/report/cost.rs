@@ -10,7 +10,7 @@
 
 use super::plan::PlanRow;
 use crate::karpenter::cluster::ClusterFacts;
-use crate::karpenter::prices::{FALLBACK_REGION, Prices};
+use crate::karpenter::prices::Prices;
 use crate::karpenter::scheduler::LaunchedNode;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -82,27 +82,6 @@ pub struct RowLaunch {
     pub pods: usize,
 }
 
-/// The region of the run's prices and where it comes from.
-pub fn region(cluster: &ClusterFacts) -> (String, &'static str) {
-    if let Some(r) = cluster.region.as_ref().filter(|r| !r.is_empty()) {
-        return (r.clone(), "cluster.region");
-    }
-    let zones =
-        (cluster.zones.iter()).chain(cluster.subnets.iter().filter_map(|s| s.zone.as_ref()));
-    if let Some(r) = zones.filter_map(|z| region_of_zone(z)).next() {
-        return (r, "cluster zones");
-    }
-    (FALLBACK_REGION.to_string(), "fallback")
-}
-
-/// The region of an availability zone: `eu-west-1a` → `eu-west-1`; `None` for a name
-/// that does not end in a zone letter after the region's number.
-fn region_of_zone(zone: &str) -> Option<String> {
-    let region = zone.trim_end_matches(|c: char| c.is_ascii_lowercase());
-    (region.len() < zone.len() && region.ends_with(|c: char| c.is_ascii_digit()))
-        .then(|| region.to_string())
-}
-
 /// The capacity type of a node.
 fn capacity_type(node: &LaunchedNode) -> &'static str {
     if node.spot { "spot" } else { "on-demand" }
@@ -124,7 +103,7 @@ pub fn of_nodes(
     cluster: &ClusterFacts,
 ) -> Cost {
     let prices = Prices::builtin();
-    let (region, region_from) = region(cluster);
+    let (region, region_from) = cluster.region();
     let price_table = prices.provider_region(&region).map(str::to_string);
     let mut counts: BTreeMap<(String, Option<String>, &'static str), usize> = BTreeMap::new();
     for n in nodes {
@@ -210,7 +189,7 @@ pub fn of_workload(
     cluster: &ClusterFacts,
 ) -> (Vec<RowLaunch>, Option<f64>) {
     let prices = Prices::builtin();
-    let (region, _) = region(cluster);
+    let (region, _) = cluster.region();
     let mut by_type: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
     let mut monthly: Option<f64> = None;
     for &(i, mine) in on {
@@ -400,17 +379,6 @@ mod tests {
             spot,
             workloads,
         }
-    }
-
-    #[test]
-    fn regions_come_from_the_config_then_the_zones_then_the_fallback() {
-        let mut c = ClusterFacts::default();
-        assert_eq!(region(&c), ("us-east-1".to_string(), "fallback"));
-        c.zones = vec!["eu-west-1b".into()];
-        assert_eq!(region(&c), ("eu-west-1".to_string(), "cluster zones"));
-        c.region = Some("ap-south-1".into());
-        assert_eq!(region(&c), ("ap-south-1".to_string(), "cluster.region"));
-        assert_eq!(region_of_zone("zone"), None);
     }
 
     #[test]
