@@ -40,6 +40,9 @@ pub struct WorkloadFacts {
     pub containers_without_requests: usize,
     /// Where Karpenter puts its pods, for a linted workload in a run with NodePools.
     pub scheduling: Scheduling,
+    /// When its pod template stays Pending: the NodePool its scheduling finding leads with
+    /// ([`crate::karpenter::sim::Simulator::headline`]).
+    pub pending_on: Option<usize>,
     /// Its volume claims, when Karpenter provisions for it.
     pub claims: Box<[ClaimFacts]>,
     /// Whether Karpenter evicts its pods when it drains their node, so that their
@@ -163,6 +166,7 @@ impl WorkloadFacts {
                 containers_without_requests(obj, index).len()
             },
             scheduling,
+            pending_on: None,
             claims,
             evictable: evictable(w),
             reported: Box::default(),

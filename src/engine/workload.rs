@@ -56,6 +56,7 @@ impl Checked {
             let deferred = self.findings.deferred[before.1..].iter().map(|(f, _)| f);
             facts.reported = found.chain(deferred).map(|f| f.rule).collect();
             facts.static_capacity = rules::static_capacity_takes(cx, o);
+            facts.pending_on = rules::pending_on(cx, &placed);
             self.facts.push(facts);
         }
         let key = crate::facts::order(o);

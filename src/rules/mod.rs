@@ -9,7 +9,7 @@
 
 mod scheduling;
 
-pub(crate) use scheduling::static_capacity_takes;
+pub(crate) use scheduling::{pending_on, static_capacity_takes};
 
 use crate::diagnostic::{Finding, Severity, Subject};
 use crate::facts::{WorkloadFacts, Workloads};

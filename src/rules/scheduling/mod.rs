@@ -123,6 +123,15 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     Some(f)
 }
 
+/// The NodePool the finding on a pod template no NodePool takes leads with.
+pub(crate) fn pending_on(cx: &Context, o: &Placed) -> Option<usize> {
+    let (Some(sim), Some(Verdict::Pending(failures))) = (&cx.sim, o.verdict()) else {
+        return None;
+    };
+    let spec = o.obj.workload().and_then(|w| w.pod_spec())?;
+    sim.headline(spec, failures).map(|f| f.pool)
+}
+
 /// Whether the limits of the pool that refused a workload's first Pending replica are the
 /// cause, whatever Karpenter's words: its failure is at the limits stage, or the pod
 /// schedules alone on that pool and the NodeClaims before it spent the limits down to types
@@ -152,11 +161,11 @@ fn replicas_over_limit(sim: &Simulator, pool: usize, b: &Batched) -> Option<Fail
 }
 
 /// The rule that reports replicas the batch leaves Pending, by the failure their error
-/// starts with: the stage's rule, pod (anti-)affinity's own for its topology terms, and
-/// the limits' rule when they are the cause ([`limits_cause`]).
-fn batch_rule(first: Option<&(usize, Failure)>, limits: bool) -> &'static str {
+/// starts with: the stage's rule, and pod (anti-)affinity's own for its topology terms.
+/// Where the limits are the cause in other words ([`limits_cause`]), the rule of those
+/// words reports it, with the limits' advice.
+fn batch_rule(first: Option<&(usize, Failure)>) -> &'static str {
     match first {
-        _ if limits => replicas_exceed_capacity::META.id,
         Some((_, Failure::Topology { constraint, .. })) if *constraint != "topology spread" => {
             super::unsatisfiable_pod_affinity::META.id
         }
@@ -197,7 +206,8 @@ const SCHEDULING_RULES: [&str; 7] = [
 /// [`batch_findings`] for one workload: on its replicas, with Karpenter's words for the
 /// first Pending replica and the NodePool it names. A workload the per-template analysis
 /// already reported under a scheduling rule (which names the field to change) gets no
-/// second finding from the batch.
+/// second finding from the batch, unless the batch leaves it Pending on that same NodePool
+/// because the pods before it spent the pool's limits ([`spent_first`]).
 fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Option<Finding> {
     let b = w.batch.as_ref()?;
     // A pod no NodePool takes is reported by the per-template analysis, unless a static
@@ -208,11 +218,12 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
         Scheduling::Unknown | Scheduling::NotProvisioned => false,
     };
     let reported = (w.reported.iter()).any(|r| SCHEDULING_RULES.contains(r));
-    if b.pending == 0 || w.context || !judged_alone || reported {
+    if b.pending == 0 || w.context || !(judged_alone && !reported || spent_first(w, b)) {
         return None;
     }
     let limits = b.first.as_ref().is_some_and(|f| limits_cause(w, sim, f));
-    if batch_rule(b.first.as_ref(), limits) != rule_meta.id {
+    let rule = batch_rule(b.first.as_ref());
+    if rule != rule_meta.id || w.reported.contains(&rule) {
         return None;
     }
     let span = w.replicas.map_or(w.name_span, |(_, span)| span);
@@ -266,6 +277,17 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
             .help(help)
             .related(p.obj, pool_span.unwrap_or_else(|| p.name_span()), note),
     )
+}
+
+/// Whether a pod template the per-template analysis reported Pending on a NodePool is left
+/// Pending by the batch on that same NodePool at its limits: the pods placed before it
+/// spent them, and Karpenter, which checks a NodePool's limits before the pod, says so in
+/// its place. Raising the limits and the per-template fix are then both needed.
+fn spent_first(w: &WorkloadFacts, b: &Batched) -> bool {
+    w.scheduling == Scheduling::Pending
+        && b.first.as_ref().is_some_and(|(pool, failure)| {
+            Some(*pool) == w.pending_on && failure.stage() == Stage::Limits
+        })
 }
 
 /// The label on the replicas of a workload the batch leaves partly Pending.
