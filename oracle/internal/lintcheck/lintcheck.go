@@ -59,14 +59,21 @@ type Workload struct {
 	LintPending int                   `json:"lintPending"`
 }
 
-var batchHead = regexp.MustCompile(`^(\d+) of (\d+) replicas stay Pending`)
+var (
+	batchHead = regexp.MustCompile(`^(\d+) of (\d+) replicas stay Pending`)
+	// The pod (anti-)affinity findings that count the replicas a node or the zones hold.
+	soPending = regexp.MustCompile(`, so (\d+) replicas stay Pending$`)
+)
 
 // pendingOf is how many replicas a scheduling finding says stay Pending: "K of N replicas
-// stay Pending …" (the batch), else every replica ("no NodePool can schedule this pod").
+// stay Pending …" (the batch), "…, so K replicas stay Pending" (pod affinity's counts),
+// else every replica ("no NodePool can schedule this pod").
 func pendingOf(d karplint.Diagnostic, pods int) int {
-	if m := batchHead.FindStringSubmatch(d.Message); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
+	for _, re := range []*regexp.Regexp{batchHead, soPending} {
+		if m := re.FindStringSubmatch(d.Message); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
 	}
 	return pods
 }

@@ -20,7 +20,10 @@ func finding(rule, msg string) karplint.Diagnostic {
 	return karplint.Diagnostic{Rule: rule, Message: msg, Object: karplint.Object{Kind: "Deployment", Namespace: "default", Name: "api"}}
 }
 
-const limitsMsg = "all available instance types exceed limits for nodepool (NodePool=np)"
+const (
+	limitsMsg   = "all available instance types exceed limits for nodepool (NodePool=np)"
+	topologyMsg = "unsatisfiable topology constraint for pod affinity, key=kubernetes.io/hostname"
+)
 
 func TestCompare(t *testing.T) {
 	twoOfThree := []verdict.Pod{placed("api-0", 0), pending("api-1", 1, "np", "limits", limitsMsg), pending("api-2", 2, "np", "limits", limitsMsg)}
@@ -45,6 +48,9 @@ func TestCompare(t *testing.T) {
 		{"pending, the wrong rule", twoOfThree,
 			[]karplint.Diagnostic{finding("no-instance-type-fits", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": no instance type has enough resources`)},
 			false, "karpenter limits, lint no-instance-type-fits"},
+		{"pending, pod affinity's own count", []verdict.Pod{placed("api-0", 0), pending("api-1", 1, "np", "topology", topologyMsg), pending("api-2", 2, "np", "topology", topologyMsg)},
+			[]karplint.Diagnostic{finding("unsatisfiable-pod-affinity", topologyMsg+`: 3 replicas require affinity to their own labels, so all of them must join the first node Karpenter launches for them; a node of NodePool "np" holds 1, so 2 replicas stay Pending`)},
+			true, ""},
 		{"pending, a message that is not its rule's", twoOfThree,
 			[]karplint.Diagnostic{finding("replicas-exceed-capacity", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": no instance type has enough resources`)},
 			false, "lint replicas-exceed-capacity, its message reads resources"},
