@@ -549,28 +549,14 @@ fn paths_after_the_revisions_narrow_both_sides() {
             .map(|p| p["object"]["name"].as_str().unwrap().to_string())
             .collect()
     };
+    let between =
+        |paths: &[&str]| json(&[&["HEAD~1", "HEAD", "--format", "json", "--"], paths].concat());
     // The change is in apps/shop.yaml: reading the pools and apps/batch.yaml, nothing moves.
-    let (code, v) = json(&[
-        "HEAD~1",
-        "HEAD",
-        "--format",
-        "json",
-        "--",
-        "cluster",
-        "apps/batch.yaml",
-    ]);
+    let (code, v) = between(&["cluster", "apps/batch.yaml"]);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(placed(&v), Vec::<String>::new(), "{v:#}");
     // With apps/shop.yaml too, its web Deployment stays Pending after the change.
-    let (code, v) = json(&[
-        "HEAD~1",
-        "HEAD",
-        "--format",
-        "json",
-        "--",
-        "cluster",
-        "apps/shop.yaml",
-    ]);
+    let (code, v) = between(&["cluster", "apps/shop.yaml"]);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(placed(&v), vec!["web".to_string()], "{v:#}");
     // A directory only one side has is empty on the other: HEAD adds apps/new.
