@@ -1274,3 +1274,38 @@ fn equal_refusals_of_many_nodepools_are_one_entry() {
     }
     assert!(out.stdout.len() < 1_000_000, "{} bytes", out.stdout.len());
 }
+
+#[test]
+fn a_value_that_breaks_its_document_is_reported_on_the_object_its_header_names() {
+    // An unquoted `1e2147483647` is a float the YAML parser refuses: the document's object
+    // is not built, but its header reads, so the finding carries the object and the
+    // object's `karplint.io/ignore` annotation reaches it.
+    let deployment = |name: &str, annotations: &str| {
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: shop
+{annotations}spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          image: x
+          resources: {{requests: {{cpu: 1e2147483647}}}}
+"
+        )
+    };
+    let text = deployment("api", "")
+        + "---\n"
+        + &deployment("web", "  annotations: {karplint.io/ignore: parse-error}\n");
+    let run = lint_with("broken.yaml", text.as_bytes());
+    let errors = run.of("parse-error", "broken.yaml");
+    assert_eq!(errors.len(), 1, "{:#}", run.json);
+    assert_eq!(
+        errors[0]["object"],
+        serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "api"})
+    );
+    assert_eq!(run.json["summary"]["suppressed"], 1, "{:#}", run.json);
+}

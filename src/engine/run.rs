@@ -87,6 +87,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let sources = &all_sources[..];
     let mut annotations = phase.annotations;
     annotations.add(held);
+    annotations.add(&files.headers);
     let applied = suppress::apply(
         findings,
         annotations,
@@ -148,6 +149,9 @@ struct FileSummary {
     has_suppressions: Vec<bool>,
     /// The parse problems of linted files, as `parse-error` findings.
     problems: Vec<Finding>,
+    /// The objects named by the headers of documents that could not be read, for their
+    /// annotation suppressions.
+    headers: Vec<crate::model::Object>,
     /// Objects of unmodelled kinds that hold pod templates, by kind and apiVersion.
     pod_holders: std::collections::BTreeMap<(Str, Str), usize>,
 }
@@ -179,7 +183,7 @@ impl FileSummary {
                 }
             };
             s.has_suppressions[id] = p.has_suppressions;
-            let p = p.parsed;
+            let mut p = p.parsed;
             if let Some(reason) = p.skipped {
                 s.skipped.push((id, reason));
                 continue;
@@ -222,6 +226,12 @@ impl FileSummary {
             s.summary.documents += p.documents;
             s.summary.objects += p.object_count;
             s.not_objects += p.not_objects;
+            s.headers.extend(
+                p.problems
+                    .iter_mut()
+                    .filter_map(|pr| pr.header.take())
+                    .map(|h| *h),
+            );
             s.problems.extend(p.problems.into_iter().map(|pr| {
                 let mut f =
                     Finding::at_source("parse-error", Severity::Error, id, pr.span, pr.message);

@@ -172,6 +172,7 @@ fn to_text(bytes: Cow<'_, [u8]>) -> Result<Cow<'_, str>, parse::ParseProblem> {
         ),
         rejected_value: false,
         object: None,
+        header: None,
     })
 }
 

@@ -18,7 +18,8 @@ pub mod template;
 
 use crate::diagnostic::ObjectRef;
 use crate::model::de::Str;
-use crate::model::{Body, Kind, Object, SourceId, Span};
+use crate::model::de::{Spanned, Text};
+use crate::model::{Body, Kind, Object, ObjectMeta, SourceId, Span};
 use document::{DocRoot, DocSeed, RawDoc};
 use rayon::prelude::*;
 use serde::de::DeserializeSeed;
@@ -65,6 +66,10 @@ pub struct ParseProblem {
     /// The object the value belongs to, when its identity was read: suppressions and
     /// baselines reach the finding through it.
     pub object: Option<Box<crate::diagnostic::ObjectRef>>,
+    /// For a document that could not be read, the object its header names (apiVersion,
+    /// kind and metadata), with nothing else: its `karplint.io/ignore` annotation reaches
+    /// the finding.
+    pub header: Option<Box<Object>>,
 }
 
 /// Everything the parse stage learned from one source.
@@ -469,12 +474,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
     match root {
         Err(p) => match template_syntax_breaks(text) {
             Some(language) => DocResult::Template(offset, language),
-            None => DocResult::Problem(ParseProblem {
-                span: Span::new(offset + p.span.offset, p.span.len),
-                message: p.message,
-                rejected_value: false,
-                object: None,
-            }),
+            None => DocResult::Problem(unreadable(id, offset, text, context, p)),
         },
         Ok(DocRoot::Null) => DocResult::Empty,
         Ok(DocRoot::NotAMap) => DocResult::NotObject,
@@ -488,12 +488,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                         if let Some(language) = template_syntax_breaks(text) {
                             return DocResult::Template(offset, language);
                         }
-                        return DocResult::Problem(ParseProblem {
-                            span: Span::new(offset + p.span.offset, p.span.len),
-                            message: p.message,
-                            rejected_value: false,
-                            object: None,
-                        });
+                        return DocResult::Problem(unreadable(id, offset, text, context, p));
                     }
                 }
             } else {
@@ -523,6 +518,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                     message: r.message,
                     rejected_value: true,
                     object: owner.clone(),
+                    header: None,
                 })
                 .collect();
             let mut invalid: Vec<ParseProblem> = objects
@@ -535,6 +531,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                             message: q.message,
                             rejected_value: true,
                             object: Some(object.clone()),
+                            header: None,
                         }
                     })
                 })
@@ -632,6 +629,36 @@ fn classify(doc: &RawDoc) -> Option<Kind> {
     }
 }
 
+/// The problem of a document that could not be read (`p`), with the object its header
+/// names when the header alone reads: a value that breaks the document's YAML (an unquoted
+/// `1e2147483647`) lies in its body, which the header-only pass skips.
+fn unreadable(id: SourceId, offset: usize, text: &str, context: bool, p: DocError) -> ParseProblem {
+    let header = match deserialize(text, Some(Kind::Other), true) {
+        Ok(DocRoot::Header(doc) | DocRoot::Map(doc)) => {
+            let doc = *doc;
+            let kind = classify(&doc);
+            match (kind, doc.api_version, doc.kind) {
+                (Some(kind), Some(api), Some(k)) if kind != Kind::List => Some(object(
+                    (id, offset, context),
+                    (&api, &k),
+                    Kind::Other,
+                    doc.meta,
+                    Body::Other,
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    ParseProblem {
+        span: Span::new(offset + p.span.offset, p.span.len),
+        message: p.message,
+        rejected_value: false,
+        object: header.as_ref().map(|o| Box::new(ObjectRef::of(o))),
+        header: header.map(Box::new),
+    }
+}
+
 /// Turns a document (and the items of a List) into objects, and returns how many it found.
 /// Objects of kinds the model does not use are counted; only those rules read are kept, as
 /// header-only objects.
@@ -664,7 +691,6 @@ fn into_objects(
     };
     // Unmodelled kinds are counted as objects but carry nothing rules read.
     meta.retain_read_labels(bodies[0].0);
-    let (api_version, kind_name) = (Str::from(api.value.as_str()), Str::from(k.value.as_str()));
     let count = bodies.len();
     for (i, (kind, body)) in bodies.into_iter().enumerate() {
         let meta = if i + 1 == count {
@@ -672,27 +698,40 @@ fn into_objects(
         } else {
             meta.clone()
         };
-        let mut o = Object {
-            id: 0,
-            source: id,
-            doc_offset: offset,
-            context,
-            api_version: api_version.clone(),
-            api_version_span: Span::default(),
-            kind,
-            kind_name: kind_name.clone(),
-            kind_span: Span::default(),
-            meta,
-            body,
-            unknown_fields: Box::default(),
-        };
-        o.kind_span = o.span(&k);
-        o.api_version_span = o.span(&api);
+        let o = object((id, offset, context), (&api, &k), kind, meta, body);
         if o.is_read() {
             out.push(o);
         }
     }
     1
+}
+
+/// The object of source `id`'s document at `offset`, written with `apiVersion` `api` and
+/// `kind` `k`.
+fn object(
+    (id, offset, context): (SourceId, usize, bool),
+    (api, k): (&Spanned<Text>, &Spanned<Text>),
+    kind: Kind,
+    meta: ObjectMeta,
+    body: Body,
+) -> Object {
+    let mut o = Object {
+        id: 0,
+        source: id,
+        doc_offset: offset,
+        context,
+        api_version: Str::from(api.value.as_str()),
+        api_version_span: Span::default(),
+        kind,
+        kind_name: Str::from(k.value.as_str()),
+        kind_span: Span::default(),
+        meta,
+        body,
+        unknown_fields: Box::default(),
+    };
+    o.kind_span = o.span(k);
+    o.api_version_span = o.span(api);
+    o
 }
 
 struct DocError {
