@@ -584,9 +584,9 @@ fn symbolic_links_in_a_revision_are_links() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     git(d, &["init", "-q"]);
-    write(d, "shared/nodepool.yaml", NODEPOOL);
+    write(d, "pools/nodepool.yaml", NODEPOOL);
     std::fs::create_dir_all(d.join("cluster")).unwrap();
-    std::os::unix::fs::symlink("../shared/nodepool.yaml", d.join("cluster/nodepool.yaml")).unwrap();
+    std::os::unix::fs::symlink("../pools/nodepool.yaml", d.join("cluster/nodepool.yaml")).unwrap();
     write(d, "apps/shop.yaml", APPS);
     git(d, &["add", "-A"]);
     git(d, &["commit", "-q", "-m", "base"]);

@@ -8,7 +8,6 @@
 use super::{LineIndex, Note, Source, cost, escape, markdown};
 use crate::diagnostic::ObjectRef;
 use crate::karpenter::pod::Ignored;
-use crate::karpenter::requirements::{self, Requirement};
 use crate::karpenter::scheduler::{Existing, PodOutcome};
 use crate::karpenter::sim::{Failure, NO_NODEPOOL_LEFT, Simulator, Verdict};
 use crate::model::{Object, SourceId, Span};
@@ -313,7 +312,7 @@ fn refusals<'f>(
         let nodepool = &sim.pools[pool].name;
         let kind = failure.kind();
         let message = failure.message_on(nodepool, sim.version());
-        let words = (kind, nameless(failure, nodepool, sim));
+        let words = (kind, failure.nameless_message(nodepool, sim.version()));
         match groups.get(&words) {
             Some(&g) => {
                 let group = &mut out[g];
@@ -334,15 +333,6 @@ fn refusals<'f>(
         }
     }
     out
-}
-
-/// NodePool `nodepool`'s refusal `failure` in Karpenter's words, without the NodePool's
-/// name: in its `karpenter.sh/nodepool In [name]` requirement and in the limits message.
-fn nameless(failure: &Failure, nodepool: &str, sim: &Simulator) -> String {
-    let own = |name: &str| {
-        Requirement::in_values(requirements::LABEL_NODEPOOL, [name]).to_string_on(sim.version())
-    };
-    (failure.message_on("", sim.version())).replace(&own(nodepool), &own(""))
 }
 
 /// Fills in each row's file, line and column: every source with a row is read and indexed

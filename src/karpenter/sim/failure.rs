@@ -208,6 +208,21 @@ impl Failure {
     /// Requirements print their bounds as `version` does ([`KarpenterVersion::inclusive_bounds`]),
     /// and an instance-type filter error is shaped as `version` shapes it
     /// ([`KarpenterVersion::filter_reason_first`]).
+    /// [`Failure::message_on`] without NodePool `nodepool`'s name (in its
+    /// `karpenter.sh/nodepool In [name]` requirement and in the limits message): equal for
+    /// NodePools that refuse a pod in the same words.
+    pub fn nameless_message(&self, nodepool: &str, version: KarpenterVersion) -> String {
+        let own = |name: &str| {
+            super::super::requirements::Requirement::in_values(
+                super::super::requirements::LABEL_NODEPOOL,
+                [name],
+            )
+            .to_string_on(version)
+        };
+        self.message_on("", version)
+            .replace(&own(nodepool), &own(""))
+    }
+
     pub fn message_on(&self, nodepool: &str, version: KarpenterVersion) -> String {
         let filter_error = |reason: &str, requirements: &Requirements, requests: &ResourceList| {
             let requirements = requirements.to_string_on(version);

@@ -318,7 +318,7 @@ fn pool_notes<'s>(sim: &'s Simulator, failures: &[PoolFailure]) -> Vec<(&'s Obje
     let mut other_ways = 0;
     for fl in failures {
         let p = &sim.pools[fl.pool];
-        let key = fl.failure.message_on("\u{0}", sim.version());
+        let key = fl.failure.nameless_message(&p.name, sim.version());
         let g = match groups.iter().position(|g| g.key == key) {
             Some(i) => i,
             None => {
