@@ -1081,6 +1081,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         })?,
         None => cfg.karpenter_version.unwrap_or_default(),
     };
+    opts.cluster.node_overlays_off = cfg.node_overlay == Some(false);
     Ok((opts, fail_on))
 }
 

@@ -137,6 +137,9 @@ pub struct Config {
     pub kustomize_timeout: Option<u64>,
     /// `karpenter.version`: the Karpenter release whose behaviour applies.
     pub karpenter_version: Option<KarpenterVersion>,
+    /// `karpenter.featureGates.nodeOverlay`: `false` when the installation runs with the
+    /// `NodeOverlay` feature gate off, so NodeOverlays change no instance type.
+    pub node_overlay: Option<bool>,
 }
 
 /// Why a config could not be used. Rendered by miette with the offending span.
@@ -200,6 +203,15 @@ struct RawConfig {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 struct RawKarpenter {
     version: Option<Spanned<String>>,
+    feature_gates: RawFeatureGates,
+}
+
+/// `karpenter.featureGates`: the gates of Karpenter's `--feature-gates` that change what
+/// karplint simulates.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct RawFeatureGates {
+    node_overlay: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -391,7 +403,9 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         None => None,
         Some(c) => Some(validate_cluster(&src, c, &base)?),
     };
-    let karpenter_version = match raw.karpenter.and_then(|k| k.version) {
+    let karpenter = raw.karpenter.unwrap_or_default();
+    let node_overlay = karpenter.feature_gates.node_overlay;
+    let karpenter_version = match karpenter.version {
         None => None,
         Some(v) => Some(KarpenterVersion::parse(&v.value).map_err(|e| {
             src.invalid(
@@ -415,6 +429,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         kustomize_bin: raw.kustomize_bin.map(|p| base.join(p)),
         kustomize_timeout: raw.kustomize_timeout,
         karpenter_version,
+        node_overlay,
     })
 }
 

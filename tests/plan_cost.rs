@@ -171,3 +171,48 @@ fn the_launched_type_is_the_cheapest_in_the_cluster_region() {
     assert_eq!(launched(""), "m5.xlarge");
     assert_eq!(launched("cluster:\n  region: us-gov-west-1\n"), "c4.xlarge");
 }
+
+/// A NodeOverlay's `price` is the price the launch orders types by and the cost reports
+/// (core `AdjustedPrice`; the AWS provider's fleet request takes the cheapest offering);
+/// `karpenter.featureGates.nodeOverlay: false` turns it off.
+#[test]
+fn a_node_overlay_price_orders_the_launch_and_prices_the_node() {
+    let run = |config: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let text = pool("on-demand").replace(r#"values: ["m5"]"#, r#"values: ["m5", "r5"]"#)
+            + r#"apiVersion: karpenter.sh/v1alpha1
+kind: NodeOverlay
+metadata:
+  name: r5-savings-plan
+spec:
+  requirements:
+    - {key: node.kubernetes.io/instance-type, operator: In, values: ["r5.large"]}
+    - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+  price: "0.01"
+---
+"# + &app("steady", "on-demand", 1);
+        std::fs::write(dir.path().join("all.yaml"), text).unwrap();
+        std::fs::write(dir.path().join(".karplint.yaml"), config).unwrap();
+        let v: Value = serde_json::from_str(&plan(dir.path(), "json")).unwrap();
+        let launched = v["workloads"][0]["instance_types"][0]["instance_type"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v:#}"))
+            .to_string();
+        (
+            launched,
+            v["cost"]["nodes"][0]["hourly"].as_f64().unwrap(),
+            v["notes"].clone(),
+        )
+    };
+    let (launched, hourly, notes) = run("");
+    assert_eq!(launched, "r5.large");
+    assert!((hourly - 0.01).abs() < 1e-9, "{hourly}");
+    assert!(notes.is_null(), "no note: {notes:#}");
+    let (launched, hourly, notes) = run("karpenter:\n  featureGates: {nodeOverlay: false}\n");
+    assert_eq!(launched, "m5.large");
+    assert!(hourly > 0.05, "{hourly}");
+    assert!(
+        notes.to_string().contains("nodeOverlay is false"),
+        "{notes:#}"
+    );
+}

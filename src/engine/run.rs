@@ -278,6 +278,9 @@ fn run_notes(cx: &Context, workloads: &Workloads, static_only: bool) -> Vec<Note
             "no node group, Node or Fargate profile found: pods that only run outside Karpenter (such as its controller) were not checked against static capacity; pass your eksctl ClusterConfig with --context, or list node groups under `cluster.nodeGroups` in .karplint.yaml",
         ));
     }
+    for text in cx.sim.iter().flat_map(|s| s.overlay_notes()) {
+        notes.push(Note::new("overlay-not-applied", text));
+    }
     notes
 }
 

@@ -216,6 +216,9 @@ pub struct ClusterFacts {
     pub addons: Vec<String>,
     /// The Karpenter release whose behaviour and wording apply (`karpenter.version`).
     pub karpenter: super::version::KarpenterVersion,
+    /// Karpenter runs with the `NodeOverlay` feature gate off
+    /// (`karpenter.featureGates.nodeOverlay: false`): NodeOverlays change nothing.
+    pub node_overlays_off: bool,
 }
 
 /// The region of an availability zone: `eu-west-1a` → `eu-west-1`; `None` for a name
@@ -437,6 +440,7 @@ impl ClusterFacts {
         self.fargate.extend(other.fargate.iter().cloned());
         self.admission = other.admission;
         self.karpenter = other.karpenter;
+        self.node_overlays_off = other.node_overlays_off;
         self.addons.extend(other.addons.iter().cloned());
     }
 

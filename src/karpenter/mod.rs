@@ -10,6 +10,7 @@ pub mod cluster;
 pub(crate) mod ephemeral;
 pub mod export;
 pub(crate) mod memo;
+pub(crate) mod overlay;
 pub(crate) mod pod;
 pub(crate) mod pool;
 pub(crate) mod preferences;

@@ -8,6 +8,7 @@ use super::allocatable::{self, AmiFamily, KubeletConfig};
 use super::catalog::{Catalog, InstanceType};
 use super::ephemeral::{self, EphemeralStorage};
 use super::memo::Memo;
+use super::overlay::PoolOverlay;
 use super::requirements::{
     self, LabelFlavor, Operator, Requirement, Requirements, TypeRow, TypeRows,
 };
@@ -29,11 +30,15 @@ pub struct TypeRequirementCache {
     /// Allocatable per instance type, per distinct (kubelet, AMI family, ephemeral storage
     /// policy): under RAID0 the storage differs per type, so the key holds the policy, not
     /// a size.
-    allocatable: HashMap<(KubeletConfig, AmiFamily, EphemeralStorage), Arc<AllocatableTable>>,
+    allocatable: HashMap<AllocatableKey, Arc<AllocatableTable>>,
     /// Per instance type, its extended resources as first computed: shared by every
     /// [`Allocatable`] that has the same ones (they rarely depend on kubelet settings).
     extended: Option<Arc<Vec<OnceLock<Arc<ResourceList>>>>>,
 }
+
+/// What an [`AllocatableTable`] is computed from; the overlay compared by address (pools
+/// alike to the overlays share one, see [`super::overlay::apply`]).
+type AllocatableKey = (KubeletConfig, AmiFamily, EphemeralStorage, usize);
 
 /// The requirements of every catalog type, and every key they mention: a NodePool
 /// requirement on any other key cannot rule a type out.
@@ -80,6 +85,8 @@ pub struct AllocatableTable {
     /// first asks (most tables never do).
     capacities: OnceLock<Box<[CapacityCell]>>,
     extended: Arc<Vec<OnceLock<Arc<ResourceList>>>>,
+    /// What NodeOverlays give the types of the pools that share this table.
+    overlay: Option<Arc<PoolOverlay>>,
 }
 
 impl AllocatableTable {
@@ -93,6 +100,12 @@ impl AllocatableTable {
                 allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
                 Some(self.storage.capacity(it)),
             );
+            if let Some(added) = self.overlaid(i) {
+                // `ApplyCapacityOverlay`; extended resources have no overhead.
+                for (k, q) in added.iter() {
+                    full.insert(k.to_string(), q);
+                }
+            }
             let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
             let first = self.extended[i].get_or_init(|| Arc::new(full.clone()));
             let extended = if **first == full {
@@ -102,6 +115,11 @@ impl AllocatableTable {
             };
             Box::new(Allocatable { core, extended })
         })
+    }
+
+    /// The resources NodeOverlays add to catalog type `i`.
+    fn overlaid(&self, i: usize) -> Option<&ResourceList> {
+        self.overlay.as_ref()?.capacity.get(&i)
     }
 
     /// Karpenter's capacity of the four core resources of catalog type `i` (`it`), computed
@@ -133,18 +151,27 @@ impl AllocatableTable {
         }
     }
 
+    /// The capacity of extended `resource` on catalog type `i` (`it`), NodeOverlays' first.
+    fn extended_capacity(&self, i: usize, it: &InstanceType, resource: &str) -> Option<Quantity> {
+        (self.overlaid(i).and_then(|c| c.get(resource))).or_else(|| it.capacity.get(resource))
+    }
+
     /// Karpenter's capacity and overhead of catalog type `it` under this table's settings
     /// (their difference is [`AllocatableTable::get`]).
-    fn shape(&self, it: &InstanceType) -> (ResourceList, allocatable::Overhead) {
+    fn shape(&self, i: usize, it: &InstanceType) -> (ResourceList, allocatable::Overhead) {
         let percent = allocatable::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT;
+        let mut capacity = allocatable::capacity(
+            it,
+            &self.kubelet,
+            self.family,
+            percent,
+            Some(self.storage.capacity(it)),
+        );
+        for (k, q) in self.overlaid(i).into_iter().flat_map(|c| c.iter()) {
+            capacity.insert(k.to_string(), q);
+        }
         (
-            allocatable::capacity(
-                it,
-                &self.kubelet,
-                self.family,
-                percent,
-                Some(self.storage.capacity(it)),
-            ),
+            capacity,
             allocatable::overhead(
                 it,
                 &self.kubelet,
@@ -217,12 +244,18 @@ impl TypeRequirementCache {
 
     fn allocatable(
         &mut self,
-        catalog: &Catalog,
+        catalog: &[InstanceType],
         kubelet: &KubeletConfig,
         family: AmiFamily,
         storage: EphemeralStorage,
+        overlay: Option<Arc<PoolOverlay>>,
     ) -> Arc<AllocatableTable> {
-        let key = (kubelet.clone(), family, storage);
+        let key = (
+            kubelet.clone(),
+            family,
+            storage,
+            overlay.as_ref().map_or(0, |o| Arc::as_ptr(o) as usize),
+        );
         if let Some(hit) = self.allocatable.get(&key) {
             return hit.clone();
         }
@@ -237,6 +270,7 @@ impl TypeRequirementCache {
             cells: catalog.iter().map(|_| OnceLock::new()).collect(),
             capacities: OnceLock::new(),
             extended,
+            overlay,
         });
         self.allocatable.insert(key, table.clone());
         table
@@ -271,7 +305,7 @@ impl<'p> PoolType<'p, '_> {
     pub fn capacity_of(&self, resource: &str) -> Option<Quantity> {
         match CORE.iter().position(|c| *c == resource) {
             Some(i) => Some(self.table.core_capacity(self.index, self.it)[i]),
-            None => self.it.capacity.get(resource),
+            None => self.table.extended_capacity(self.index, self.it, resource),
         }
     }
 }
@@ -509,7 +543,7 @@ impl<'a, 'c> Pool<'a, 'c> {
             let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
             (
                 c.get(catalog, flavor, family),
-                c.allocatable(catalog, &kubelet, family, storage),
+                c.allocatable(catalog.as_slice(), &kubelet, family, storage, None),
             )
         };
         let type_ids = type_reqs.allowing(&reqs);
@@ -546,6 +580,34 @@ impl<'a, 'c> Pool<'a, 'c> {
         self.types()
             .map(|t| (limited.iter()).all(|(k, lim)| t.capacity_of(k).is_none_or(|c| c <= *lim)))
             .collect()
+    }
+
+    /// The pool with what NodeOverlays give its types (`None`: nothing), its allocatable
+    /// taken from `cache`.
+    pub fn overlaid(
+        &mut self,
+        overlay: Option<Arc<PoolOverlay>>,
+        cache: &std::sync::Mutex<TypeRequirementCache>,
+    ) {
+        if self.allocatable.overlay == overlay {
+            return;
+        }
+        let t = &self.allocatable;
+        let (kubelet, family, storage) = (t.kubelet.clone(), t.family, t.storage);
+        let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+        self.allocatable = c.allocatable(self.catalog, &kubelet, family, storage, overlay);
+        drop(c);
+        self.within_limits = self.within(&self.limits);
+    }
+
+    /// What NodeOverlays give the pool's types.
+    pub fn overlay(&self) -> Option<&PoolOverlay> {
+        self.allocatable.overlay.as_deref()
+    }
+
+    /// The address of the pool's table of type requirements: pools with equal ones share it.
+    pub fn type_table_id(&self) -> usize {
+        Arc::as_ptr(&self.type_requirements) as usize
     }
 
     /// Whether some usable type (one with no negative allocatable) is within `mask`
@@ -756,8 +818,8 @@ impl<'a, 'c> Pool<'a, 'c> {
     /// filter them, as Karpenter's cloud provider hands them to the scheduler: the labels as
     /// requirements (`None` = `DoesNotExist`), the capacity and the overhead.
     pub fn launchable(&self) -> impl Iterator<Item = LaunchableType<'c>> + '_ {
-        self.catalog.iter().map(|it| {
-            let (capacity, overhead) = self.allocatable.shape(it);
+        self.catalog.iter().enumerate().map(|(i, it)| {
+            let (capacity, overhead) = self.allocatable.shape(i, it);
             LaunchableType {
                 it,
                 labels: type_labels(it, self.family, self.flavor),

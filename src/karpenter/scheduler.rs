@@ -21,7 +21,7 @@
 //! offerings' availability and reserved capacity.
 
 use super::pod::{self, Attempt, HostPort, Requests};
-use super::pool::PoolType;
+use super::pool::{Pool, PoolType};
 use super::preferences::{Relaxable, Relaxation};
 use super::requirements::{LABEL_ZONE, Requirement, Requirements};
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
@@ -301,6 +301,13 @@ struct Claim {
 }
 
 impl Claim {
+    /// Whether it launches as spot: the provider picks spot whenever the NodeClaim allows it.
+    fn allows_spot(&self) -> bool {
+        (self.requirements)
+            .get_or_exists(super::requirements::LABEL_CAPACITY_TYPE)
+            .has("spot")
+    }
+
     fn new(
         sim: &Simulator,
         pool: usize,
@@ -364,7 +371,7 @@ pub fn solve(
 }
 
 /// A node the rounds launch: a NodeClaim of the batch as the AWS provider launches it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LaunchedNode {
     /// Its NodePool (an index into [`Simulator::pools`]).
     pub pool: usize,
@@ -375,6 +382,8 @@ pub struct LaunchedNode {
     /// (`getCapacityType`; a pool that says nothing of `karpenter.sh/capacity-type` allows
     /// it). Reserved capacity is not modelled.
     pub spot: bool,
+    /// The on-demand price per hour a NodeOverlay gives its type, when one changes it.
+    pub overlay_price: Option<f64>,
     /// The workload (an index into the batch's workloads) of each pod on it.
     pub workloads: Vec<usize>,
 }
@@ -553,6 +562,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             launch_order: LaunchOrder::new(
                 sim.pools.first().map_or(&[], |p| p.catalog()),
                 sim.price_region(),
+                sim.zones().len(),
             ),
         }
     }
@@ -695,13 +705,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if self.claims[c].launched {
                 continue;
             }
-            let pool = &self.sim.pools[self.claims[c].pool];
-            let cheapest = (self.launch_order).cheapest(
-                self.claims[c]
-                    .types
-                    .iter()
-                    .map(|&i| pool.type_at(i as usize)),
-            );
+            let cheapest = self.launched_type(&self.claims[c]);
             let zones = self.claims[c].requirements.get_or_exists(LABEL_ZONE);
             let zone = match zones.values().len() {
                 1 if !zones.is_complement() => None,
@@ -755,22 +759,33 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.owned = owned;
     }
 
+    /// The type NodeClaim `c` launches: the cheapest still open to it ([`LaunchOrder`]), at
+    /// the price of its capacity type.
+    fn launched_type(&self, c: &Claim) -> Option<PoolType<'s, 'c>> {
+        let sim: &'s Simulator<'a, 'c> = self.sim;
+        let pool = &sim.pools[c.pool];
+        let capacity_type = if c.allows_spot() { "spot" } else { "on-demand" };
+        (self.launch_order).cheapest(
+            pool,
+            capacity_type,
+            c.types.iter().map(|&i| pool.type_at(i as usize)),
+        )
+    }
+
     /// The NodeClaims with a pod, as the nodes they launch: each the cheapest type still open
     /// to it, as spot when it allows spot.
     fn nodes(&self) -> Vec<LaunchedNode> {
         (self.claims.iter())
             .filter(|c| !c.workloads.is_empty())
             .map(|c| {
+                let launched = self.launched_type(c);
                 let pool = &self.sim.pools[c.pool];
-                let cheapest =
-                    (self.launch_order).cheapest(c.types.iter().map(|&i| pool.type_at(i as usize)));
                 LaunchedNode {
                     pool: c.pool,
-                    instance_type: cheapest.map(|t| t.it.name.to_string()),
-                    spot: c
-                        .requirements
-                        .get_or_exists(super::requirements::LABEL_CAPACITY_TYPE)
-                        .has("spot"),
+                    instance_type: launched.map(|t| t.it.name.to_string()),
+                    spot: c.allows_spot(),
+                    overlay_price: launched
+                        .and_then(|t| self.launch_order.overlay_price(pool, "on-demand", &t)),
                     workloads: c.workloads.clone(),
                 }
             })
@@ -1338,37 +1353,61 @@ fn topology_fits(
 struct LaunchOrder {
     /// The price of each catalog type, by catalog index.
     prices: Vec<Option<f64>>,
+    /// How many zones the cluster has (0: unknown), each an offering a NodeOverlay may price.
+    zones: usize,
 }
 
 impl LaunchOrder {
     /// The prices of the types of `catalog` in `region` (as the provider prices it), looked
-    /// up once.
-    fn new(catalog: &[super::catalog::InstanceType], region: &str) -> Self {
+    /// up once; the cluster has `zones` zones (0: unknown).
+    fn new(catalog: &[super::catalog::InstanceType], region: &str, zones: usize) -> Self {
         let prices = super::prices::Prices::builtin();
         LaunchOrder {
             prices: (catalog.iter())
                 .map(|it| prices.provider_on_demand(region, &it.name))
                 .collect(),
+            zones,
         }
     }
 
-    /// The first of `types` in this order: the one the NodeClaim launches.
+    /// The first of `types` of `pool` in this order, priced as `capacity_type`: the one the
+    /// NodeClaim launches.
     fn cheapest<'p, 'c>(
         &self,
+        pool: &Pool,
+        capacity_type: &str,
         types: impl Iterator<Item = PoolType<'p, 'c>>,
     ) -> Option<PoolType<'p, 'c>> {
-        types.min_by(|a, b| self.cmp(a, b))
+        types
+            .map(|t| (self.price(pool, capacity_type, &t), t))
+            .min_by(|(pa, a), (pb, b)| Self::cmp(*pa, a, *pb, b))
+            .map(|(_, t)| t)
     }
 
-    fn cmp(&self, a: &PoolType, b: &PoolType) -> std::cmp::Ordering {
-        let price = |t: &PoolType| self.prices.get(t.catalog_index()).copied().flatten();
+    /// The price of type `t` of `pool` as `capacity_type`: the static on-demand price, as
+    /// the pool's NodeOverlays change it.
+    fn price(&self, pool: &Pool, capacity_type: &str, t: &PoolType) -> Option<f64> {
+        let base = self.prices.get(t.catalog_index()).copied().flatten()?;
+        Some(pool.overlay().map_or(base, |o| {
+            o.price(t.catalog_index(), capacity_type, base, self.zones)
+        }))
+    }
+
+    /// [`LaunchOrder::price`] when a NodeOverlay changes it.
+    fn overlay_price(&self, pool: &Pool, capacity_type: &str, t: &PoolType) -> Option<f64> {
+        let base = self.prices.get(t.catalog_index()).copied().flatten();
+        self.price(pool, capacity_type, t)
+            .filter(|p| Some(*p) != base)
+    }
+
+    fn cmp(pa: Option<f64>, a: &PoolType, pb: Option<f64>, b: &PoolType) -> std::cmp::Ordering {
         let size = |t: &PoolType| {
             (
                 t.capacity_of("cpu").unwrap_or(Quantity::ZERO),
                 t.capacity_of("memory").unwrap_or(Quantity::ZERO),
             )
         };
-        let by_price = match (price(a), price(b)) {
+        let by_price = match (pa, pb) {
             (Some(x), Some(y)) => x.total_cmp(&y),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,

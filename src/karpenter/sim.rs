@@ -57,8 +57,17 @@ pub struct Simulator<'a, 'c> {
     pub pools: Vec<Pool<'a, 'c>>,
     /// Per pool: DaemonSet requests on every node, and those that depend on the type.
     overheads: Vec<PoolOverhead>,
-    /// A NodeOverlay can add extended resources Karpenter otherwise sees as 0.
-    overlays_present: bool,
+    /// The run's NodeOverlays that Karpenter applies, heaviest first.
+    overlays: Vec<super::overlay::Overlay<'a>>,
+    /// The NodeOverlays Karpenter never applies, and why.
+    ignored_overlays: Vec<super::overlay::Ignored<'a>>,
+    /// The names of the overlays left out for a conflict, each with the name of the
+    /// overlay of the same weight it conflicts with.
+    conflicting_overlays: Vec<(String, String)>,
+    /// The `NodeOverlay` feature gate is on (the default; `karpenter.featureGates`).
+    node_overlays: bool,
+    /// The shared tables the pools were built from, for when overlays change them.
+    tables: std::sync::Mutex<super::pool::TypeRequirementCache>,
     /// [`super::topology::Reach`]'s pool lists per (requirement attempts, tolerations):
     /// the many workloads that select and tolerate alike are matched against the pools once.
     pub(super) reach_memo: super::memo::Memo<ReachKey, ReachLists>,
@@ -336,7 +345,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 })
             })
             .collect();
-        let overlays_present = index.objects().iter().any(|o| o.kind_name == "NodeOverlay");
+        let (overlays, ignored_overlays) = super::overlay::read(index);
         let overheads: Vec<PoolOverhead> = pools
             .iter()
             .map(|pool| {
@@ -376,14 +385,86 @@ impl<'a, 'c> Simulator<'a, 'c> {
             zones: Vec::new(),
             price_region: super::prices::FALLBACK_REGION.to_string(),
             overheads,
-            overlays_present,
+            overlays,
+            ignored_overlays,
+            conflicting_overlays: Vec::new(),
+            node_overlays: true,
+            tables: cache,
             reach_memo: Default::default(),
             domain_memo: Default::default(),
             template_of,
             evaluations: Default::default(),
         };
+        sim.apply_overlays();
         sim.gate_pools();
         sim
+    }
+
+    /// The pools with what the applied NodeOverlays give their types
+    /// ([`super::overlay::apply`]), under the zones the simulator knows.
+    fn apply_overlays(&mut self) {
+        if self.overlays.is_empty() {
+            return;
+        }
+        let on: &[super::overlay::Overlay] = if self.node_overlays {
+            &self.overlays
+        } else {
+            &[]
+        };
+        let (per_pool, conflicting) = super::overlay::apply(on, &self.pools, &self.zones);
+        self.conflicting_overlays = (conflicting.iter())
+            .map(|c| {
+                (
+                    c.overlay.obj.name().to_string(),
+                    c.with.obj.name().to_string(),
+                )
+            })
+            .collect();
+        for (pool, o) in self.pools.iter_mut().zip(per_pool) {
+            pool.overlaid(o, &self.tables);
+        }
+        self.template_of = templates(&self.pools, &self.overheads);
+    }
+
+    /// The simulator for a Karpenter whose `NodeOverlay` feature gate is `on`.
+    pub fn with_node_overlays(mut self, on: bool) -> Self {
+        if on != self.node_overlays {
+            self.node_overlays = on;
+            self.apply_overlays();
+            self.gate_pools();
+        }
+        self
+    }
+
+    /// The cluster's zones; empty when unknown.
+    pub fn zones(&self) -> &[String] {
+        &self.zones
+    }
+
+    /// What the run's NodeOverlays did not do, one line each: those Karpenter never applies
+    /// (and why), and those left out for a conflict.
+    pub fn overlay_notes(&self) -> Vec<String> {
+        if !self.node_overlays {
+            return match self.overlays.len() + self.ignored_overlays.len() {
+                0 => Vec::new(),
+                n => vec![format!(
+                    "{n} NodeOverlay(s) change nothing: karpenter.featureGates.nodeOverlay is false"
+                )],
+            };
+        }
+        let ignored = self.ignored_overlays.iter().map(|i| {
+            format!(
+                "NodeOverlay {} is never applied (Karpenter's validation rejects it): {}",
+                i.obj.name(),
+                i.reason
+            )
+        });
+        let conflicting = self.conflicting_overlays.iter().map(|(name, with)| {
+            format!(
+                "NodeOverlay {name} is not applied: NodeOverlay {with}, of the same weight and applied first (equal weights go by name, descending), already sets what it sets on some of the same instance types (Karpenter sets its ValidationSucceeded condition to False, reason Conflict); give one of them another weight or make their requirements exclusive"
+            )
+        });
+        ignored.chain(conflicting).collect()
     }
 
     /// The Karpenter release whose behaviour is simulated.
@@ -450,6 +531,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
             return self;
         }
         self.zones = zones.to_vec();
+        if !self.overlays.is_empty() {
+            // An overlay may select offerings by zone: every pool is judged again.
+            self.apply_overlays();
+            self.gate_pools();
+            return self;
+        }
         // Known zones only add reasons to skip a pool, and a skipped pool is skipped before
         // its limits are looked at: every pool not skipped yet is judged again.
         let open: Vec<usize> = (0..self.pools.len())
@@ -908,22 +995,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }))
     }
 
-    /// The requests the instance-type stage judges: without extended resources a
-    /// NodeOverlay may provide, and without ephemeral-storage when the root volume size is
-    /// unknown.
+    /// The requests the instance-type stage judges: without ephemeral-storage when the root
+    /// volume size is unknown. An extended resource no type has (nor a NodeOverlay gives) is
+    /// judged: Karpenter sees 0 of it.
     pub(super) fn judged_requests(&self, pool: &Pool, total: &ResourceList) -> ResourceList {
         let mut needed = total.clone();
-        let unknown: Vec<String> = needed
-            .iter()
-            .filter(|(k, q)| !known_resource(k) && !q.is_zero())
-            .map(|(k, _)| k.to_string())
-            .collect();
-        if !unknown.is_empty() && self.overlays_present {
-            // A NodeOverlay may provide it: do not judge those resources.
-            for k in &unknown {
-                needed.remove(k);
-            }
-        }
         if !pool.node_class_known {
             // Root volume size unknown: ephemeral-storage is not judged.
             needed.remove("ephemeral-storage");

@@ -139,6 +139,7 @@ impl Transform {
                 | Kind::EC2NodeClass
                 | Kind::AWSNodeTemplate
                 | Kind::EksNodeClass
+                | Kind::NodeOverlay
                 | Kind::StorageClass
                 | Kind::PersistentVolume
                 | Kind::ClusterConfig

@@ -44,8 +44,9 @@ pub(crate) fn cluster_scoped(o: &Object) -> bool {
         | Kind::Provisioner
         | Kind::EC2NodeClass
         | Kind::AWSNodeTemplate
-        | Kind::EksNodeClass => true,
-        // Karpenter's other kinds (NodeOverlay, NodeClaim, Machine) are cluster-scoped.
+        | Kind::EksNodeClass
+        | Kind::NodeOverlay => true,
+        // Karpenter's other kinds (NodeClaim, Machine) are cluster-scoped.
         Kind::Other => o.karpenter_api().is_some(),
         _ => false,
     }

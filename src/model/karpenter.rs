@@ -113,6 +113,21 @@ pub struct NodeClaimSpecRaw {
     pub expire_after: Option<Spanned<Text>>,
 }
 
+/// `karpenter.sh/v1alpha1` NodeOverlay `spec` (core `v1alpha1.NodeOverlaySpec`): capacity
+/// and price changes to the instance types its requirements select.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeOverlaySpec {
+    #[serde(deserialize_with = "super::de::list")]
+    pub requirements: Box<[NodeSelectorRequirement]>,
+    pub price_adjustment: Option<Spanned<Text>>,
+    pub price: Option<Spanned<Text>>,
+    #[serde(deserialize_with = "nullable")]
+    pub capacity: SpannedMap,
+    #[serde(default, deserialize_with = "super::de::int")]
+    pub weight: Option<Spanned<i64>>,
+}
+
 /// `karpenter.sh/v1alpha5` Provisioner `spec`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

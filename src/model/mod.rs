@@ -93,6 +93,7 @@ pub enum Kind {
     EC2NodeClass,
     AWSNodeTemplate,
     EksNodeClass,
+    NodeOverlay,
     /// eksctl `ClusterConfig`: managed and self-managed node groups, Fargate profiles.
     ClusterConfig,
     /// HorizontalPodAutoscaler or KEDA ScaledObject.
@@ -129,6 +130,7 @@ impl Kind {
             "EC2NodeClass" if group == "karpenter.k8s.aws" => Kind::EC2NodeClass,
             "AWSNodeTemplate" if group == "karpenter.k8s.aws" => Kind::AWSNodeTemplate,
             "NodeClass" if group == "eks.amazonaws.com" => Kind::EksNodeClass,
+            "NodeOverlay" if group == "karpenter.sh" => Kind::NodeOverlay,
             "ClusterConfig" if group == "eksctl.io" => Kind::ClusterConfig,
             "HorizontalPodAutoscaler" if group == "autoscaling" => Kind::Autoscaler,
             "ScaledObject" if group == "keda.sh" => Kind::Autoscaler,
@@ -186,6 +188,7 @@ pub enum Body {
     Node(Box<cluster::Node>),
     NodePool(Box<karpenter::NodePool>),
     NodeClass(Box<karpenter::NodeClass>),
+    NodeOverlay(Box<karpenter::NodeOverlaySpec>),
     ClusterConfig(Box<cluster::EksctlClusterConfig>),
     Autoscaler(Box<cluster::AutoscalerSpec>),
     /// A kind the model does not type; only those of Karpenter's API groups are kept (see

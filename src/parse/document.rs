@@ -17,7 +17,7 @@ use crate::model::cluster::{
 use crate::model::crd::{CrdSpec, SpecSeed};
 use crate::model::de::{Spanned, Text, nullable};
 use crate::model::karpenter::{
-    KarpenterApi, NodeClass, NodePool, NodePoolSpecRaw, ProvisionerSpecRaw,
+    KarpenterApi, NodeClass, NodeOverlaySpec, NodePool, NodePoolSpecRaw, ProvisionerSpecRaw,
 };
 use crate::model::storage::{PvSpec, PvcSpec, StorageClass, TopologySelectorTerm};
 use crate::model::workload::{ControllerSpec, PodSpec, PodTemplate, RcSpec, Workload};
@@ -208,6 +208,7 @@ struct Acc {
     nodepool: Option<NodePoolSpecRaw>,
     provisioner: Option<ProvisionerSpecRaw>,
     nodeclass: Option<NodeClass>,
+    overlay: Option<NodeOverlaySpec>,
     cluster_config: EksctlClusterConfig,
     autoscaler: Option<AutoscalerSpec>,
     crd: Option<CrdSpec>,
@@ -274,6 +275,9 @@ impl Acc {
             }
             (Kind::EC2NodeClass | Kind::AWSNodeTemplate | Kind::EksNodeClass, "spec") => {
                 self.nodeclass = Some(map.next_value_seed(Nullable::new())?)
+            }
+            (Kind::NodeOverlay, "spec") => {
+                self.overlay = Some(map.next_value_seed(Nullable::new())?)
             }
             (Kind::ClusterConfig, "availabilityZones") => {
                 self.cluster_config.availability_zones = map.next_value_seed(Nullable::new())?
@@ -394,6 +398,9 @@ impl Acc {
             Kind::EC2NodeClass | Kind::AWSNodeTemplate | Kind::EksNodeClass => Some(
                 Body::NodeClass(Box::new(self.nodeclass.unwrap_or_default())),
             ),
+            Kind::NodeOverlay => Some(Body::NodeOverlay(Box::new(
+                self.overlay.unwrap_or_default(),
+            ))),
             Kind::ClusterConfig => Some(Body::ClusterConfig(Box::new(self.cluster_config))),
             Kind::Autoscaler => Some(Body::Autoscaler(Box::new(
                 self.autoscaler.unwrap_or_default(),

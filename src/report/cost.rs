@@ -87,13 +87,14 @@ fn capacity_type(node: &LaunchedNode) -> &'static str {
     if node.spot { "spot" } else { "on-demand" }
 }
 
-/// The on-demand price of one node per hour: `None` for spot and for a type the table
-/// does not price.
+/// The on-demand price of one node per hour, a NodeOverlay's where one changes it: `None`
+/// for spot and for a type the table does not price.
 fn hourly(prices: &Prices, region: &str, node: &LaunchedNode) -> Option<f64> {
     if node.spot {
         return None;
     }
-    prices.provider_on_demand(region, node.instance_type.as_deref()?)
+    (node.overlay_price)
+        .or_else(|| prices.provider_on_demand(region, node.instance_type.as_deref()?))
 }
 
 /// The cost of `nodes`, whose pools are named by `pool_name`.
@@ -105,30 +106,39 @@ pub fn of_nodes(
     let prices = Prices::builtin();
     let (region, region_from) = cluster.region();
     let price_table = prices.provider_region(&region).map(str::to_string);
-    let mut counts: BTreeMap<(String, Option<String>, &'static str), usize> = BTreeMap::new();
+    // Keyed by the overlay's price too (its bits: equal prices are equal bits).
+    type Key = (String, Option<String>, &'static str, Option<u64>);
+    let mut counts: BTreeMap<Key, usize> = BTreeMap::new();
     for n in nodes {
-        *counts
-            .entry((pool_name(n.pool), n.instance_type.clone(), capacity_type(n)))
-            .or_default() += 1;
+        let key = (
+            pool_name(n.pool),
+            n.instance_type.clone(),
+            capacity_type(n),
+            n.overlay_price.map(f64::to_bits),
+        );
+        *counts.entry(key).or_default() += 1;
     }
     let rows: Vec<NodeCount> = (counts.into_iter())
-        .map(|((nodepool, instance_type, capacity_type), count)| {
-            let node = LaunchedNode {
-                pool: 0,
-                instance_type: instance_type.clone(),
-                spot: capacity_type == "spot",
-                workloads: Vec::new(),
-            };
-            let hourly = hourly(prices, &region, &node);
-            NodeCount {
-                nodepool,
-                instance_type,
-                capacity_type,
-                nodes: count,
-                hourly,
-                monthly: hourly.map(|h| h * HOURS_PER_MONTH * count as f64),
-            }
-        })
+        .map(
+            |((nodepool, instance_type, capacity_type, overlay_price), count)| {
+                let node = LaunchedNode {
+                    pool: 0,
+                    instance_type: instance_type.clone(),
+                    spot: capacity_type == "spot",
+                    overlay_price: overlay_price.map(f64::from_bits),
+                    workloads: Vec::new(),
+                };
+                let hourly = hourly(prices, &region, &node);
+                NodeCount {
+                    nodepool,
+                    instance_type,
+                    capacity_type,
+                    nodes: count,
+                    hourly,
+                    monthly: hourly.map(|h| h * HOURS_PER_MONTH * count as f64),
+                }
+            },
+        )
         .collect();
     let mut pools: BTreeMap<String, PoolCost> = BTreeMap::new();
     for r in &rows {
@@ -377,6 +387,7 @@ mod tests {
             pool: 0,
             instance_type: Some(t.to_string()),
             spot,
+            overlay_price: None,
             workloads,
         }
     }

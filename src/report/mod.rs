@@ -166,8 +166,8 @@ impl Shown {
 pub struct Note {
     /// `checks-not-run` (a check the run could not make), `not-analysed` (objects karplint
     /// does not read), `skipped` (documents or files left out), `assumed` (how the run read
-    /// objects: identical copies as one, image-less Pods as templates), `kustomize`, `config`,
-    /// `baseline`.
+    /// objects: identical copies as one, image-less Pods as templates), `overlay-not-applied`
+    /// (a NodeOverlay Karpenter would not apply), `kustomize`, `config`, `baseline`.
     pub kind: &'static str,
     pub message: String,
 }

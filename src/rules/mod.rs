@@ -243,6 +243,7 @@ impl<'a, 'c> Context<'a, 'c> {
         let sim = index.nodepools().next().is_some().then(|| {
             Simulator::for_version(index, catalog, cluster.admission, cluster.karpenter)
                 .with_zones(&cluster.zones)
+                .with_node_overlays(!cluster.node_overlays_off)
                 .with_price_region(cluster.region().0)
         });
         Context {

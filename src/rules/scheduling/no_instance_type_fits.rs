@@ -97,9 +97,9 @@ pub(super) fn no_compatible_instance_types(min_values: bool, nodepool: &str) -> 
 /// EC2 type offers, one no allowed type offers, or simply not enough of it.
 pub(super) fn not_enough_resources(largest: &LargestType, nodepool: &str) -> Advice {
     let resource = &largest.resource;
-    let help = if !known_resource(resource) {
+    let help = if !known_resource(resource) && largest.allocatable.is_zero() {
         format!(
-            "no EC2 instance type offers `{resource}`: Karpenter sees its capacity as 0; install the device plugin and describe it with a NodeOverlay, or remove the request"
+            "no EC2 instance type offers `{resource}`, and no NodeOverlay in the files gives it to the types of NodePool \"{nodepool}\": Karpenter sees its capacity as 0; install the device plugin and describe it with a NodeOverlay whose requirements select this NodePool's types, or remove the request"
         )
     } else if largest.allocatable.is_zero() {
         format!(
