@@ -917,6 +917,30 @@ mod tests {
         }
         let c = parse(Path::new("k/.karplint.yaml"), "karpenter: {}\n", KNOWN).unwrap();
         assert_eq!(c.karpenter_version, None);
+        assert_eq!(c.node_overlay, None);
+        for (text, want) in [
+            (
+                "karpenter: {featureGates: {nodeOverlay: false}}\n",
+                Some(false),
+            ),
+            (
+                "karpenter: {featureGates: {nodeOverlay: true}}\n",
+                Some(true),
+            ),
+            ("karpenter: {featureGates: {}}\n", None),
+        ] {
+            let c = parse(Path::new("k/.karplint.yaml"), text, KNOWN).unwrap();
+            assert_eq!(c.node_overlay, want, "{text}");
+        }
+        assert!(
+            parse(
+                Path::new("k/.karplint.yaml"),
+                "karpenter: {featureGates: {nodeoverlay: false}}\n",
+                KNOWN
+            )
+            .is_err(),
+            "a misspelt gate is an error"
+        );
         let err =
             |text: &str| match parse(Path::new("k/.karplint.yaml"), text, KNOWN).map_err(|e| *e) {
                 Err(ConfigError::Invalid {
