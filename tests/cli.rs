@@ -699,6 +699,43 @@ fn kustomize_renders_overlays_and_maps_findings_to_their_files() {
     );
 }
 
+/// A value no file holds as rendered (here the nodeSelector a JSON 6902 patch inlined in
+/// the overlay adds) is reported on the overlay's kustomization file, at its `patches:`,
+/// with the object it was rendered from as a related place: never on the rendered text,
+/// which GitHub annotations and code scanning cannot place.
+#[test]
+fn a_finding_no_file_holds_as_rendered_stands_on_the_kustomization() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
+    if !has("kustomize") && !has("kubectl") {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI installs kustomize or kubectl"
+        );
+        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+        return;
+    }
+    let out = karplint()
+        .current_dir("tests/data/kustomize-inline-patch")
+        .args(["--format", "json", "."])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["rule"], "incompatible-requirements", "{v:#}");
+    assert_eq!(d["file"], "overlays/dev/kustomization.yaml", "{v:#}");
+    assert_eq!(d["line"], 2, "{v:#}");
+    let related: Vec<&str> = (d["related"].as_array().into_iter().flatten())
+        .filter_map(|r| r["file"].as_str())
+        .collect();
+    assert!(related.contains(&"base/deploy.yaml"), "{related:?}");
+    assert!(
+        !v.to_string().contains("(kustomize build)"),
+        "no place on the rendered text: {v:#}"
+    );
+}
+
 /// Without the tool the kustomizations are still read: patch files are not linted as
 /// workloads, the overlay's namespace is applied, and a note names the tool to install.
 #[test]

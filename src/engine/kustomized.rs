@@ -1,5 +1,8 @@
 //! The run phase, kustomize: findings on a rendered kustomization moved to the files its
-//! objects came from ([`crate::kustomize::remap`]), before suppressions are read there.
+//! objects came from ([`crate::kustomize::remap`]), before suppressions are read there. A
+//! finding on a value no file holds as rendered (set by a patch the map cannot follow, a
+//! generator) moves to the root's kustomization file: never the rendered text, which
+//! GitHub annotations and code scanning cannot place.
 
 use crate::diagnostic::{Finding, Related};
 use crate::kustomize::remap::{Files, Mapped, RenderMap};
@@ -9,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Moves each finding, related location and alternative place on a rendered source to its
-/// file, and keeps one of the findings that then say the same at the same place (two
+/// file (a finding no file holds as rendered to the root's kustomization file), and keeps one of the findings that then say the same at the same place (two
 /// overlays of one base). Returns the sources the findings now point at that the run did
 /// not have, numbered after `sources`; `has_suppressions` grows with them.
 pub(super) fn remap(
@@ -31,26 +34,35 @@ pub(super) fn remap(
         next: sources.len(),
     };
     for f in findings.iter_mut() {
-        if let Some((source, span, exact)) = m.place(f.source, f.span) {
-            if !exact {
-                f.related.push(Related {
-                    source,
-                    span,
-                    message: "the object this was rendered from; a patch or overlay sets the value"
-                        .into(),
-                });
-            } else {
+        match m.land(f.source, f.span) {
+            None => {}
+            Some(Landing::Exact(source, span)) => {
                 f.rendered_at = Some((f.source, f.span));
                 (f.source, f.span) = (source, span);
             }
+            Some(Landing::Root { root, object }) => {
+                // No file holds the value as rendered: the finding stands on the
+                // kustomization that renders it, and names the object it came from.
+                f.rendered_at = Some((f.source, f.span));
+                (f.source, f.span) = root;
+                if let Some((source, span)) = object {
+                    f.related.push(Related {
+                        source,
+                        span,
+                        message:
+                            "the object this was rendered from; a patch or overlay sets the value"
+                                .into(),
+                    });
+                }
+            }
         }
         for r in &mut f.related {
-            if let Some((source, span, true)) = m.place(r.source, r.span) {
+            if let Some(Landing::Exact(source, span)) = m.land(r.source, r.span) {
                 (r.source, r.span) = (source, span);
             }
         }
         for p in &mut f.also_on {
-            if let Some((source, span, true)) = m.place(p.source, p.span) {
+            if let Some(Landing::Exact(source, span)) = m.land(p.source, p.span) {
                 (p.source, p.span) = (source, span);
             }
         }
@@ -73,26 +85,51 @@ struct Mover<'r> {
     next: usize,
 }
 
+/// Where a place of a rendered source lands in the files.
+enum Landing {
+    /// The same key and value, at this source and span.
+    Exact(usize, Span),
+    /// No file holds it as rendered: the root kustomization's place, and the object's
+    /// place in its file when known.
+    Root {
+        root: (usize, Span),
+        object: Option<(usize, Span)>,
+    },
+}
+
 impl Mover<'_> {
-    /// Where `span` of `source` lands: a source id, a span, and whether it is the same key
-    /// and value (else the object's place).
-    fn place(&mut self, source: usize, span: Span) -> Option<(usize, Span, bool)> {
+    /// Where `span` of `source` lands; `None` when `source` is not a rendered one.
+    fn land(&mut self, source: usize, span: Span) -> Option<Landing> {
         let map = self.renders.get(&source)?;
-        let (file, span, exact) = match map.map(span, &mut self.files)? {
-            Mapped::Exact { file, span } => (file, span, true),
-            Mapped::Object { file, span } => (file, span, false),
-        };
-        let id = match self.known.get(&file) {
-            Some(id) => *id,
-            None => {
-                let id = self.next;
-                self.next += 1;
-                self.known.insert(file.clone(), id);
-                self.added.push(Source::file(display(&file), false));
-                id
+        Some(match map.map(span, &mut self.files) {
+            Some(Mapped::Exact { file, span }) => Landing::Exact(self.id(file), span),
+            Some(Mapped::Object { file, span }) => {
+                let (root, at) = map.root_place(&mut self.files);
+                Landing::Root {
+                    root: (self.id(root), at),
+                    object: Some((self.id(file), span)),
+                }
             }
-        };
-        Some((id, span, exact))
+            None => {
+                let (root, at) = map.root_place(&mut self.files);
+                Landing::Root {
+                    root: (self.id(root), at),
+                    object: None,
+                }
+            }
+        })
+    }
+
+    /// The source id of `file`, added to the run's sources when new.
+    fn id(&mut self, file: PathBuf) -> usize {
+        if let Some(id) = self.known.get(&file) {
+            return *id;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.added.push(Source::file(display(&file), false));
+        self.known.insert(file, id);
+        id
     }
 }
 

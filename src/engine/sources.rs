@@ -208,7 +208,7 @@ pub(super) fn add_kustomized(
         let dir = dir.strip_prefix("./").unwrap_or(&dir).to_owned();
         maps.push((
             sources.len(),
-            crate::kustomize::remap::RenderMap::new(&r.text, &r.origin_base, r.patches),
+            crate::kustomize::remap::RenderMap::new(&r.text, &r.origin_base, r.patches, &r.file),
         ));
         sources.push(Source {
             name: format!("{dir} (kustomize build)"),

@@ -161,11 +161,14 @@ pub struct RenderMap {
     text: String,
     /// The patch files of the kustomizations, where a value the origin file lacks may be.
     patches: Vec<PathBuf>,
+    /// The root's kustomization file (absolute, normal).
+    root: PathBuf,
 }
 
 impl RenderMap {
-    /// Reads the origin annotations of a rendered stream (paths relative to `base`).
-    pub fn new(text: &str, base: &Path, patches: Vec<PathBuf>) -> RenderMap {
+    /// Reads the origin annotations of a rendered stream (paths relative to `base`) of the
+    /// kustomization file `root`.
+    pub fn new(text: &str, base: &Path, patches: Vec<PathBuf>, root: &Path) -> RenderMap {
         let docs = crate::parse::split_documents(text)
             .into_iter()
             .map(|(offset, doc)| {
@@ -183,7 +186,32 @@ impl RenderMap {
             docs,
             text: text.to_string(),
             patches,
+            root: super::normal(root),
         }
+    }
+
+    /// Where a finding goes that no file holds as rendered: the root's kustomization file,
+    /// at the first of its keys that change what it renders (`patches`, …), else at its
+    /// start. A place GitHub annotations and code scanning can show, unlike the rendered
+    /// text.
+    pub fn root_place(&self, files: &mut Files) -> (PathBuf, Span) {
+        const CHANGES: [&str; 7] = [
+            "patches:",
+            "patchesStrategicMerge:",
+            "patchesJson6902:",
+            "replacements:",
+            "transformers:",
+            "components:",
+            "resources:",
+        ];
+        let span = files.text(&self.root).and_then(|text| {
+            CHANGES.iter().find_map(|key| {
+                let at = (text.starts_with(key).then_some(0))
+                    .or_else(|| text.find(&format!("\n{key}")).map(|i| i + 1))?;
+                Some(Span::new(at, key.len() - 1))
+            })
+        });
+        (self.root.clone(), span.unwrap_or(Span::new(0, 0)))
     }
 }
 
@@ -425,7 +453,12 @@ mod tests {
         std::fs::create_dir(dir.path().join("base")).unwrap();
         std::fs::write(dir.path().join("base/deploy.yaml"), BASE).unwrap();
         let rendered = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      path: base/deploy.yaml\n  name: prod-web\n  namespace: prod\nspec:\n  template:\n    spec:\n      containers:\n      - image: nginx\n        name: web\n        resources:\n          requests:\n            cpu: 100m\n      nodeSelector:\n        tier: gold\n";
-        let map = RenderMap::new(rendered, dir.path(), Vec::new());
+        let map = RenderMap::new(
+            rendered,
+            dir.path(),
+            Vec::new(),
+            &dir.path().join("kustomization.yaml"),
+        );
         let mut files = Files::default();
         let at = |needle: &str| Span::new(rendered.find(needle).unwrap(), needle.len());
         let file = super::super::normal(&dir.path().join("base/deploy.yaml"));
