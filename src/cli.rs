@@ -1060,6 +1060,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             crate::kustomize::DEFAULT_DEADLINE,
             std::time::Duration::from_secs,
         ),
+        kustomize_roots: cfg.kustomize_roots.clone(),
         untrusted: (cfg.path.parent())
             .map(|d| {
                 if d.as_os_str().is_empty() {

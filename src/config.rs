@@ -135,6 +135,9 @@ pub struct Config {
     pub kustomize_bin: Option<PathBuf>,
     /// `kustomizeTimeout`: seconds for all renders of a run.
     pub kustomize_timeout: Option<u64>,
+    /// `kustomizeRoots`: kustomization directories rendered as roots although other
+    /// kustomizations include them (bases that are also applied on their own).
+    pub kustomize_roots: Vec<PathBuf>,
     /// `karpenter.version`: the Karpenter release whose behaviour applies.
     pub karpenter_version: Option<KarpenterVersion>,
     /// `karpenter.featureGates.nodeOverlay`: `false` when the installation runs with the
@@ -195,6 +198,7 @@ struct RawConfig {
     kustomize: Option<Spanned<String>>,
     kustomize_bin: Option<String>,
     kustomize_timeout: Option<u64>,
+    kustomize_roots: Vec<String>,
     karpenter: Option<RawKarpenter>,
 }
 
@@ -428,6 +432,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         kustomize,
         kustomize_bin: raw.kustomize_bin.map(|p| base.join(p)),
         kustomize_timeout: raw.kustomize_timeout,
+        kustomize_roots: raw.kustomize_roots.iter().map(|p| base.join(p)).collect(),
         karpenter_version,
         node_overlay,
     })
@@ -589,7 +594,7 @@ fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigEr
             .unwrap_or((0, 0));
         let span = (span.0.min(text.len()), span.1);
         let help = unknown_key_help(&message).unwrap_or_else(|| {
-            "top-level keys are rules, exclude, include, context, failOn, kustomize, kustomizeBin, kustomizeTimeout, karpenter and cluster"
+            "top-level keys are rules, exclude, include, context, failOn, kustomize, kustomizeBin, kustomizeTimeout, kustomizeRoots, karpenter and cluster"
                 .into()
         });
         src.invalid(

@@ -702,7 +702,8 @@ fn kustomize_renders_overlays_and_maps_findings_to_their_files() {
 /// A value no file holds as rendered (here the nodeSelector a JSON 6902 patch inlined in
 /// the overlay adds) is reported on the overlay's kustomization file, at its `patches:`,
 /// with the object it was rendered from as a related place: never on the rendered text,
-/// which GitHub annotations and code scanning cannot place.
+/// which GitHub annotations and code scanning cannot place. The base, linted only through
+/// the overlay, is named in a note, and `kustomizeRoots` renders it as a root of its own.
 #[test]
 fn a_finding_no_file_holds_as_rendered_stands_on_the_kustomization() {
     let path = std::env::var("PATH").unwrap_or_default();
@@ -734,6 +735,32 @@ fn a_finding_no_file_holds_as_rendered_stands_on_the_kustomization() {
         !v.to_string().contains("(kustomize build)"),
         "no place on the rendered text: {v:#}"
     );
+    // The base is linted only through the overlay, and a note says how to lint it alone.
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("1 kustomization(s) are linted only as the kustomizations that include them render them: base;"),
+        "{notes}"
+    );
+    // `kustomizeRoots` renders it as a root of its own.
+    let config = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize("tests/data/kustomize-inline-patch/base").expect("base");
+    let file = config.path().join(".karplint.yaml");
+    std::fs::write(
+        &file,
+        format!("kustomizeRoots: [{:?}]\n", base.display().to_string()),
+    )
+    .expect("write");
+    let out = karplint()
+        .current_dir("tests/data/kustomize-inline-patch")
+        .args(["--format", "json", "--config"])
+        .arg(&file)
+        .arg(".")
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("rendered 2 kustomization(s)"), "{notes}");
+    assert!(!notes.contains("linted only as"), "{notes}");
 }
 
 /// Without the tool the kustomizations are still read: patch files are not linted as

@@ -78,6 +78,9 @@ pub struct LintOptions {
     pub kustomize_bin: Option<(PathBuf, crate::kustomize::Chosen)>,
     /// How long all renders of the run may take together (`--kustomize-timeout`).
     pub kustomize_timeout: std::time::Duration,
+    /// Kustomization directories rendered as roots although others include them
+    /// (`kustomizeRoots`).
+    pub kustomize_roots: Vec<PathBuf>,
     /// Directories beside the linted and context trees that no program may come from
     /// (the applied config's directory).
     pub untrusted: Vec<PathBuf>,
@@ -102,6 +105,7 @@ impl Default for LintOptions {
             kustomize: crate::kustomize::Mode::Auto,
             kustomize_bin: None,
             kustomize_timeout: crate::kustomize::DEFAULT_DEADLINE,
+            kustomize_roots: Vec::new(),
             untrusted: Vec::new(),
         }
     }
@@ -364,7 +368,13 @@ fn kustomize_inputs(
         max_file_size: opts.max_file_size,
         deadline: opts.kustomize_timeout,
     };
-    let mut plan = crate::kustomize::plan(&candidates, opts.kustomize, tool, limits)?;
+    let mut plan = crate::kustomize::plan(
+        &candidates,
+        opts.kustomize,
+        tool,
+        limits,
+        &opts.kustomize_roots,
+    )?;
     let notes = (std::mem::take(&mut plan.notes).into_iter())
         .map(|n| crate::report::Note::new("kustomize", n))
         .collect();

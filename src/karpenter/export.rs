@@ -10,7 +10,7 @@
 //! depends on which).
 
 use super::allocatable::Overhead;
-use super::requirements::{LABEL_CAPACITY_TYPE, LABEL_ZONE};
+use super::requirements::{LABEL_CAPACITY_TYPE, LABEL_ZONE, LabelFlavor, TENANCIES};
 use super::sim::Simulator;
 use crate::quantity::ResourceList;
 use serde::Serialize;
@@ -77,8 +77,8 @@ pub fn instance_types(sim: Option<&Simulator>, zones: &[String]) -> InstanceType
                 .launchable()
                 .map(|t| ExportedType {
                     name: t.it.name.clone(),
-                    requirements: requirements(&t.labels, zones),
-                    offerings: offerings(zones, t.it.vcpus, t.it.memory_mib),
+                    requirements: requirements(&t.labels, zones, pool.flavor),
+                    offerings: offerings(zones, t.it.vcpus, t.it.memory_mib, t.available),
                     capacity: quantities(&t.capacity),
                     overhead: overhead(&t.overhead),
                 })
@@ -94,9 +94,14 @@ pub fn instance_types(sim: Option<&Simulator>, zones: &[String]) -> InstanceType
 }
 
 /// A type's labels as requirements: `In [value]`, or `DoesNotExist` for a label it lacks;
-/// then what the AWS provider derives from the offerings (`computeRequirements`): zone,
-/// region (the zone without its letter) and capacity type.
-fn requirements(labels: &[(&str, Option<&str>)], zones: &[String]) -> Vec<ExportedRequirement> {
+/// its tenancy (`In [default dedicated]`, on both label domains under EKS Auto Mode); then
+/// what the AWS provider derives from the offerings (`computeRequirements`): zone, region
+/// (the zone without its letter) and capacity type.
+fn requirements(
+    labels: &[(&str, Option<&str>)],
+    zones: &[String],
+    flavor: LabelFlavor,
+) -> Vec<ExportedRequirement> {
     let mut out: Vec<ExportedRequirement> = labels
         .iter()
         .map(|(key, value)| ExportedRequirement {
@@ -116,6 +121,19 @@ fn requirements(labels: &[(&str, Option<&str>)], zones: &[String]) -> Vec<Export
                 .to_string()
         })
         .collect();
+    let tenancy = TENANCIES.map(String::from).to_vec();
+    out.push(ExportedRequirement {
+        key: "karpenter.k8s.aws/instance-tenancy".to_string(),
+        operator: "In",
+        values: tenancy.clone(),
+    });
+    if flavor == LabelFlavor::EksAutoMode {
+        out.push(ExportedRequirement {
+            key: "eks.amazonaws.com/instance-tenancy".to_string(),
+            operator: "In",
+            values: tenancy,
+        });
+    }
     for (key, values) in [
         (LABEL_ZONE, zones.to_vec()),
         (LABEL_REGION, regions.into_iter().collect()),
@@ -133,7 +151,7 @@ fn requirements(labels: &[(&str, Option<&str>)], zones: &[String]) -> Vec<Export
     out
 }
 
-fn offerings(zones: &[String], vcpus: u32, memory_mib: u64) -> Vec<Offering> {
+fn offerings(zones: &[String], vcpus: u32, memory_mib: u64, available: bool) -> Vec<Offering> {
     let on_demand = f64::from(vcpus) * 0.04 + memory_mib as f64 / 1024.0 * 0.005;
     zones
         .iter()
@@ -146,7 +164,7 @@ fn offerings(zones: &[String], vcpus: u32, memory_mib: u64) -> Vec<Offering> {
                 } else {
                     on_demand
                 },
-                available: true,
+                available,
             })
         })
         .collect()

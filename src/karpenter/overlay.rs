@@ -35,7 +35,11 @@ const OFFERING_KEYS: [&str; 3] = [LABEL_CAPACITY_TYPE, LABEL_ZONE, "topology.k8s
 
 /// Keys every AWS instance type has a requirement on besides its instance labels
 /// (`computeRequirements`).
-const TYPE_KEYS: [&str; 1] = ["topology.kubernetes.io/region"];
+const TYPE_KEYS: [&str; 3] = [
+    "topology.kubernetes.io/region",
+    "karpenter.k8s.aws/instance-tenancy",
+    "eks.amazonaws.com/instance-tenancy",
+];
 
 /// One NodeOverlay that Karpenter applies.
 #[derive(Debug)]

@@ -45,28 +45,45 @@ type AllocatableKey = (KubeletConfig, AmiFamily, EphemeralStorage, usize);
 #[derive(Debug)]
 pub struct TypeTable {
     requirements: TypeRows,
-    /// The types a set of requirements (on type keys only) allows: NodePools that differ
-    /// only in name, labels, taints or limits filter the catalog once.
-    allowed: Memo<Requirements, Arc<Vec<usize>>>,
+    /// The types a set of requirements (on type keys only) allows, and whether the node
+    /// class's AMI family launches them: NodePools that differ only in name, labels, taints
+    /// or limits filter the catalog once.
+    allowed: Memo<(Requirements, bool), Arc<Vec<usize>>>,
 }
 
 impl TypeTable {
-    /// Catalog indices of the types whose requirements intersect `reqs`.
-    fn allowing(&self, reqs: &Requirements) -> Arc<Vec<usize>> {
+    /// Catalog indices of the types whose requirements intersect `reqs` and that a node
+    /// class of AMI `family` can launch ([`launches`]).
+    fn allowing(
+        &self,
+        reqs: &Requirements,
+        catalog: &[InstanceType],
+        family: AmiFamily,
+    ) -> Arc<Vec<usize>> {
         // Only requirements on keys some type carries can conflict with a type's.
         let on_type_keys: Requirements = reqs
             .iter()
             .filter(|r| self.requirements.has_key(r.key()))
             .cloned()
             .collect();
-        self.allowed.get_or_insert_with(on_type_keys.clone(), || {
-            Arc::new(
-                (0..self.requirements.len())
-                    .filter(|&i| self.requirements.row(i).intersects_ok(&on_type_keys))
-                    .collect(),
-            )
-        })
+        let al2023 = family == AmiFamily::AL2023;
+        self.allowed
+            .get_or_insert_with((on_type_keys.clone(), al2023), || {
+                Arc::new(
+                    (0..self.requirements.len())
+                        .filter(|&i| launches(family, &catalog[i]))
+                        .filter(|&i| self.requirements.row(i).intersects_ok(&on_type_keys))
+                        .collect(),
+                )
+            })
     }
+}
+
+/// Whether a node class of AMI `family` launches `it` (aws `compatibility`
+/// `amiFamilyCompatibility`): AL2023 has no AMI for the first Graviton generation (`a1.*`),
+/// whose offerings the provider marks unavailable.
+pub fn launches(family: AmiFamily, it: &InstanceType) -> bool {
+    !(family == AmiFamily::AL2023 && it.name.starts_with("a1."))
 }
 
 /// The allocatable of every catalog type under one (kubelet, AMI family, ephemeral storage),
@@ -316,6 +333,9 @@ pub struct LaunchableType<'c> {
     pub labels: Vec<(&'c str, Option<&'c str>)>,
     pub capacity: ResourceList,
     pub overhead: allocatable::Overhead,
+    /// Whether the node class's AMI family launches it ([`launches`]): its offerings are
+    /// unavailable when not.
+    pub available: bool,
 }
 
 #[derive(Debug)]
@@ -438,13 +458,13 @@ fn kubelet_config(k: Option<&Kubelet>) -> KubeletConfig {
     out
 }
 
-/// The requirements an instance type satisfies, as (key, value) pairs: its labels as
-/// `In [value]`, and `DoesNotExist` (`None`) for the instance labels it lacks (so `Exists`
-/// on a GPU label excludes CPU-only types). Zone and capacity type depend on offerings
-/// karplint cannot see and stay unconstrained.
-/// The labels of type `it` under AMI `family` (*aws* `computeRequirements`): its AWS
-/// instance labels, instance type, arch, the family's OS for the arch, and
-/// `node.kubernetes.io/windows-build` (the Windows family's build, else `DoesNotExist`).
+/// The labels of type `it` under AMI `family` (*aws* `computeRequirements`), as (key,
+/// value) pairs: its AWS instance labels as `In [value]` and `DoesNotExist` (`None`) for
+/// those it lacks (so `Exists` on a GPU label excludes CPU-only types), instance type, arch,
+/// the family's OS for the arch, and `node.kubernetes.io/windows-build` (the Windows
+/// family's build, else `DoesNotExist`). Zone and capacity type depend on offerings and stay
+/// unconstrained here, as does tenancy, which is `In [default dedicated]` on every type
+/// ([`requirements::TENANCIES`]): a pod or NodePool may ask for either.
 fn type_labels(
     it: &InstanceType,
     family: AmiFamily,
@@ -466,6 +486,9 @@ fn type_labels(
     });
     let mut out = Vec::with_capacity(2 * keys.len() + 3);
     for (key, eks_key) in keys {
+        if key.ends_with("-tenancy") {
+            continue;
+        }
         let value = it.label(key);
         out.push((key.as_str(), value));
         if flavor == LabelFlavor::EksAutoMode {
@@ -546,7 +569,7 @@ impl<'a, 'c> Pool<'a, 'c> {
                 c.allocatable(catalog.as_slice(), &kubelet, family, storage, None),
             )
         };
-        let type_ids = type_reqs.allowing(&reqs);
+        let type_ids = type_reqs.allowing(&reqs, catalog.as_slice(), family);
         let mut pool = Pool {
             obj,
             np,
@@ -825,6 +848,7 @@ impl<'a, 'c> Pool<'a, 'c> {
                 labels: type_labels(it, self.family, self.flavor),
                 capacity,
                 overhead,
+                available: launches(self.family, it),
             }
         })
     }

@@ -53,6 +53,10 @@ pub const AWS_INSTANCE_LABEL_SUFFIXES: &[&str] = &[
     "tenancy",
 ];
 
+/// The values of `karpenter.k8s.aws/instance-tenancy` every instance type has (aws
+/// `computeRequirements`: `In [default dedicated]`).
+pub const TENANCIES: [&str; 2] = ["default", "dedicated"];
+
 /// Well-known labels of Karpenter on AWS at HEAD: core's list plus what the AWS provider's
 /// `pkg/apis/v1/labels.go` registers.
 pub const WELL_KNOWN_LABELS: &[&str] = &[

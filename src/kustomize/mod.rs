@@ -300,12 +300,14 @@ impl Default for Limits {
 /// The default of `--kustomize-timeout`: all renders of a run, together.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(300);
 
-/// Reads the kustomizations among `files` and decides what each root becomes.
+/// Reads the kustomizations among `files` and decides what each root becomes: those no
+/// other includes, and the directories of `also_roots` (bases applied on their own too).
 pub fn plan(
     files: &[Candidate],
     mode: Mode,
     tool: Option<Tool>,
     limits: Limits,
+    also_roots: &[PathBuf],
 ) -> Result<Plan, KustomizeError> {
     let dirs: BTreeMap<PathBuf, Dir> = files
         .iter()
@@ -321,7 +323,14 @@ pub fn plan(
         (Mode::Always, None) => return Err(KustomizeError::NoTool),
         (_, tool) => tool,
     };
-    let included: BTreeSet<&PathBuf> = dirs.values().flat_map(|d| &d.includes).collect();
+    let also: BTreeSet<PathBuf> = also_roots.iter().map(|p| normal(p)).collect();
+    let included: BTreeSet<&PathBuf> = (dirs.values().flat_map(|d| &d.includes))
+        .filter(|p| !also.contains(*p))
+        .collect();
+    if tool.is_some() {
+        // Without the tool every file is linted as written, bases included.
+        plan.note_bases(&dirs, &included);
+    }
     let mut roots = Vec::new();
     for (root, dir) in dirs.iter().filter(|(p, _)| !included.contains(p)) {
         if let Some(why) = &dir.unreadable {
@@ -381,6 +390,16 @@ pub fn plan(
     Ok(plan)
 }
 
+/// A kustomization's directory as notes name it: as discovered, without a leading `./`.
+fn root_name(file: &Path) -> String {
+    let dir = file
+        .parent()
+        .unwrap_or(Path::new("."))
+        .display()
+        .to_string();
+    dir.strip_prefix("./").map(str::to_owned).unwrap_or(dir)
+}
+
 /// Why a build gave nothing.
 #[derive(Debug)]
 enum BuildError {
@@ -395,6 +414,22 @@ enum BuildError {
 }
 
 impl Plan {
+    /// The note naming the kustomizations linted only through those that include them.
+    fn note_bases(&mut self, dirs: &BTreeMap<PathBuf, Dir>, included: &BTreeSet<&PathBuf>) {
+        let bases: Vec<String> = (dirs.iter())
+            .filter(|(p, d)| included.contains(p) && !d.component)
+            .map(|(_, d)| root_name(&d.file))
+            .collect();
+        if bases.is_empty() {
+            return;
+        }
+        self.notes.push(format!(
+            "{} kustomization(s) are linted only as the kustomizations that include them render them: {}; a base that is also applied on its own (a lab, a sandbox) is not linted as such: list its directory under `kustomizeRoots:` in .karplint.yaml",
+            bases.len(),
+            crate::discover::first_names(&bases, 5)
+        ));
+    }
+
     /// The note on a root the tool did not render.
     fn note_failure(
         &mut self,
@@ -430,17 +465,7 @@ impl Plan {
     /// without network), or on why nothing did.
     fn note_tool(&mut self, tool: Option<&Tool>, mode: Mode) {
         if let (Some(tool), false) = (tool, self.rendered.is_empty()) {
-            let roots: Vec<String> = (self.rendered.iter())
-                .map(|r| {
-                    let dir = r
-                        .file
-                        .parent()
-                        .unwrap_or(Path::new("."))
-                        .display()
-                        .to_string();
-                    dir.strip_prefix("./").map(str::to_owned).unwrap_or(dir)
-                })
-                .collect();
+            let roots: Vec<String> = (self.rendered.iter()).map(|r| root_name(&r.file)).collect();
             let network = match isolation() {
                 Isolation::Namespace(_) => "without network access".to_string(),
                 Isolation::None(why) => format!(
