@@ -79,25 +79,26 @@ func (c *Cache) Convert(b []byte) (*Converted, error) {
 	}
 	sort.Strings(names)
 	for _, np := range names {
-		e := c.get(doc.nodePools[np])
+		key := sha256.Sum256(doc.nodePools[np])
+		e := c.get(key, doc.nodePools[np])
 		if e.err != nil {
 			return nil, fmt.Errorf("nodepool %q: %w", np, e.err)
 		}
 		// A fresh slice per scenario: the scheduler may reorder or filter its own copy, but
 		// never the types themselves.
 		out.ByNodePool[np] = append([]*cloudprovider.InstanceType(nil), e.types...)
+		out.Keys[np] = fmt.Sprintf("%x", key)
 		out.add(e.stats)
 	}
 	return out, nil
 }
 
-func (c *Cache) get(raw []byte) *entry {
+func (c *Cache) get(key [sha256.Size]byte, raw []byte) *entry {
 	if c == nil {
 		e := &entry{}
 		e.fill(raw)
 		return e
 	}
-	key := sha256.Sum256(raw)
 	c.mu.Lock()
 	c.clock++
 	e, ok := c.entries[key]
@@ -144,7 +145,7 @@ func (e *entry) fill(raw []byte) {
 }
 
 func newConverted() *Converted {
-	return &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Filled: map[string]int{}, Missing: map[string]int{}, Derived: map[string]int{}}
+	return &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Keys: map[string]string{}, Filled: map[string]int{}, Missing: map[string]int{}, Derived: map[string]int{}}
 }
 
 func (c *Converted) add(o *Converted) {
