@@ -280,7 +280,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if s.CatalogJudged {
 		fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree on the instance types\n", map[bool]int{true: 1}[s.AgreeCatalog])
 	}
-	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
+	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, provider's types %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Provider.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree at the fixed point\n", map[bool]int{true: 1}[s.AgreeFinal])
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree\n", map[bool]int{true: 1}[s.Agree])
 	return nil

@@ -119,14 +119,29 @@ func NewComparer() *Comparer { return &Comparer{memo: map[string][]Difference{}}
 // Compare is Compare(nodePool, karplint, provider), memoised under key (none when key is
 // empty or c is nil).
 func (c *Comparer) Compare(key, nodePool string, karplint, provider []*cloudprovider.InstanceType) []Difference {
+	diffs, _ := c.CompareLazy(key, nodePool, func() ([]*cloudprovider.InstanceType, error) { return karplint, nil }, provider)
+	return diffs
+}
+
+// CompareLazy is Compare with karplint's types fetched (converted) only when the memo lacks
+// key.
+func (c *Comparer) CompareLazy(key, nodePool string, karplint func() ([]*cloudprovider.InstanceType, error), provider []*cloudprovider.InstanceType) ([]Difference, error) {
 	if c == nil || key == "" {
-		return Compare(nodePool, karplint, provider)
+		k, err := karplint()
+		if err != nil {
+			return nil, err
+		}
+		return Compare(nodePool, k, provider), nil
 	}
 	c.mu.Lock()
 	diffs, ok := c.memo[key]
 	c.mu.Unlock()
 	if !ok {
-		diffs = Compare("", karplint, provider)
+		k, err := karplint()
+		if err != nil {
+			return nil, err
+		}
+		diffs = Compare("", k, provider)
 		c.mu.Lock()
 		if len(c.memo) >= comparerEntries {
 			c.memo = map[string][]Difference{}
@@ -139,7 +154,7 @@ func (c *Comparer) Compare(key, nodePool string, karplint, provider []*cloudprov
 		d.NodePool = nodePool
 		out[i] = d
 	}
-	return out
+	return out, nil
 }
 
 // sameRequirements is the fast path of the comparison: the same keys, each with the same
