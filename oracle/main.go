@@ -2,9 +2,13 @@
 // scheduler (sigs.k8s.io/karpenter v1.14.3) on generated scenarios and compares its verdict
 // on every pod with karplint's (docs/oracle-contract.md).
 //
-//	oracle run    [--karplint PATH] [--catalog FILE] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
-//	oracle replay [--karplint PATH] [--catalog FILE] DIR
-//	oracle solve  [--karplint PATH | --catalog FILE | --instance-types FILE] DIR
+//	oracle run    [--karplint PATH] [--catalog FILE] [--karplint-types] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
+//	oracle replay [--karplint PATH] [--catalog FILE] [--karplint-types] DIR
+//	oracle solve  [--karplint PATH --karplint-types | --catalog FILE | --instance-types FILE] DIR
+//
+// Karpenter schedules with the instance types the AWS provider's own NewInstanceType builds
+// from data/ec2-instance-types.csv and each EC2NodeClass (internal/provider), and `run` and
+// `replay` compare them with karplint's `debug instance-types` export.
 package main
 
 import (
@@ -15,6 +19,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -22,20 +27,22 @@ import (
 	"go.uber.org/zap/zapcore"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 
 	"github.com/karplint/karplint/oracle/internal/catalog"
 	"github.com/karplint/karplint/oracle/internal/harness"
 	"github.com/karplint/karplint/oracle/internal/karplint"
 	"github.com/karplint/karplint/oracle/internal/karpsim"
 	"github.com/karplint/karplint/oracle/internal/prices"
+	"github.com/karplint/karplint/oracle/internal/provider"
 	"github.com/karplint/karplint/oracle/internal/scenario"
 	"github.com/karplint/karplint/oracle/internal/verdict"
 )
 
 const usage = `usage:
-  oracle run    [--karplint PATH] [--catalog FILE] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
-  oracle replay [--karplint PATH] [--catalog FILE] DIR
-  oracle solve  [--karplint PATH | --catalog FILE | --instance-types FILE] DIR
+  oracle run    [--karplint PATH] [--catalog FILE] [--karplint-types] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
+  oracle replay [--karplint PATH] [--catalog FILE] [--karplint-types] DIR
+  oracle solve  [--karplint PATH --karplint-types | --catalog FILE | --instance-types FILE] DIR
 `
 
 func main() {
@@ -43,12 +50,14 @@ func main() {
 }
 
 type common struct {
-	fs       *flag.FlagSet
-	karplint string
-	catalog  string
-	prices   string
-	rounds   int
-	verbose  bool
+	fs            *flag.FlagSet
+	karplint      string
+	catalog       string
+	prices        string
+	ec2           string
+	karplintTypes bool
+	rounds        int
+	verbose       bool
 }
 
 func newCommon(name string, stderr io.Writer) *common {
@@ -57,6 +66,8 @@ func newCommon(name string, stderr io.Writer) *common {
 	c.fs.StringVar(&c.karplint, "karplint", "", "karplint binary (runs `plan` and `debug instance-types`)")
 	c.fs.StringVar(&c.catalog, "catalog", "", "shared instance-type catalog for every NodePool, instead of `karplint debug instance-types`")
 	c.fs.StringVar(&c.prices, "prices", "", "on-demand price table that orders the types a NodeClaim launches (default: data/prices/on-demand.csv of the repository above the working directory)")
+	c.fs.StringVar(&c.ec2, "ec2-instance-types", "", "EC2 instance-type data the AWS provider's NewInstanceType builds Karpenter's instance types from (default: data/ec2-instance-types.csv of the repository above the working directory)")
+	c.fs.BoolVar(&c.karplintTypes, "karplint-types", false, "Karpenter schedules with karplint's `debug instance-types` export instead of the AWS provider's types (they are still compared)")
 	c.fs.IntVar(&c.rounds, "rounds", 0, "stop Karpenter after this many provisioning rounds (0: to the fixed point)")
 	c.fs.BoolVar(&c.verbose, "v", false, "Karpenter's logs on stderr")
 	return c
@@ -85,8 +96,30 @@ func (c *common) config() (harness.Config, error) {
 			return cfg, err
 		}
 		cfg.Catalog = sh
+		return cfg, nil
 	}
+	b, err := c.builder(table)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Provider, cfg.KarplintTypes = b, c.karplintTypes
 	return cfg, nil
+}
+
+// builder reads the EC2 data and reconstructs every type's InstanceTypeInfo.
+func (c *common) builder(table prices.Table) (*provider.Builder, error) {
+	path := c.ec2
+	if path == "" {
+		var err error
+		if path, err = provider.DefaultCSVPath("."); err != nil {
+			return nil, err
+		}
+	}
+	types, err := provider.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return provider.NewBuilder(types, table), nil
 }
 
 func (c *common) context(stderr io.Writer) context.Context {
@@ -144,6 +177,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	jobs := c.fs.Int("jobs", 2, "scenarios run in parallel")
 	minAgree := c.fs.Float64("min-agreement", -1, "exit 1 when fewer than this percentage of scenarios agree after the first round")
 	minFinal := c.fs.Float64("min-agreement-final", -1, "exit 1 when fewer than this percentage of scenarios agree at the fixed point")
+	minCatalog := c.fs.Float64("min-agreement-catalog", -1, "exit 1 when fewer than this percentage of scenarios have karplint's instance types equal to the AWS provider's")
 	if err := c.fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -168,19 +202,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	}{
 		{*minAgree, "--min-agreement", func(s *harness.Scenario) bool { return s.Agree }},
 		{*minFinal, "--min-agreement-final", func(s *harness.Scenario) bool { return s.AgreeFinal }},
+		{*minCatalog, "--min-agreement-catalog", func(s *harness.Scenario) bool { return s.AgreeCatalog }},
 	} {
 		if gate.min < 0 {
 			continue
 		}
-		agree := 0
+		agree, judged := 0, 0
 		for _, s := range results {
+			if gate.what == "--min-agreement-catalog" && !s.CatalogJudged && s.Error == "" {
+				continue
+			}
+			judged++
 			if gate.ok(s) {
 				agree++
 			}
 		}
 		pct := 100.0
-		if len(results) > 0 {
-			pct = 100 * float64(agree) / float64(len(results))
+		if judged > 0 {
+			pct = 100 * float64(agree) / float64(judged)
 		}
 		if pct < gate.min {
 			fmt.Fprintf(stderr, "oracle: agreement %.1f%% is below %s %.1f%%\n", pct, gate.what, gate.min)
@@ -210,6 +249,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	for _, np := range s.NodePools {
 		fmt.Fprintf(stdout, "  nodepool %-20s weight %3d ready %-5v types %3d %s\n", np.Name, np.Weight, np.Ready, np.Types, np.Reason)
 	}
+	if s.CatalogJudged {
+		printCatalog(stdout, s.Catalog)
+	}
+	fmt.Fprintf(stdout, "karpenter scheduled with %s's instance types\n", s.InstanceTypes)
 	printPods(stdout, s.Pods)
 	fmt.Fprintf(stdout, "fixed point after %d rounds:\n", s.Rounds)
 	for _, ln := range s.Launched {
@@ -234,7 +277,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree on the lint's findings\n", map[bool]int{true: 1}[s.AgreeLint])
 	}
-	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
+	if s.CatalogJudged {
+		fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree on the instance types\n", map[bool]int{true: 1}[s.AgreeCatalog])
+	}
+	fmt.Fprintf(stdout, "timing: karplint %s, karpenter %s, provider's types %s, total %s\n", s.Timing.Karplint.Round(time.Microsecond), s.Timing.Karpenter.Round(time.Microsecond), s.Timing.Provider.Round(time.Microsecond), s.Timing.Total.Round(time.Microsecond))
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree at the fixed point\n", map[bool]int{true: 1}[s.AgreeFinal])
 	fmt.Fprintf(stdout, "oracle: %d/1 scenarios agree\n", map[bool]int{true: 1}[s.Agree])
 	return nil
@@ -293,18 +339,12 @@ func cmdSolve(args []string, stdout, stderr io.Writer) error {
 			}
 			file = sh.ForNodePools(names)
 		}
-	case c.karplint != "":
+	case c.karplintTypes && c.karplint != "":
 		var b []byte
 		if b, err = (&karplint.Binary{Path: c.karplint}).InstanceTypes(ctx, dir); err == nil {
 			file, err = catalog.Parse(b)
 		}
-	default:
-		err = fmt.Errorf("solve: give --instance-types, --catalog or --karplint")
 	}
-	if err != nil {
-		return err
-	}
-	conv, err := file.Convert()
 	if err != nil {
 		return err
 	}
@@ -312,13 +352,71 @@ func cmdSolve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := karpsim.RunRounds(ctx, sc, conv.ByNodePool, karpsim.Config{Prices: cfg.Prices, Rounds: cfg.Rounds})
+	var types map[string][]*cloudprovider.InstanceType
+	if file != nil {
+		conv, err := file.Convert()
+		if err != nil {
+			return err
+		}
+		types = conv.ByNodePool
+	} else if types, err = providerTypes(ctx, cfg.Provider, sc); err != nil {
+		return err
+	}
+	res, err := karpsim.RunRounds(ctx, sc, types, karpsim.Config{Prices: cfg.Prices, Rounds: cfg.Rounds})
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
+}
+
+// providerTypes are the AWS provider's instance types of every NodePool of sc.
+func providerTypes(ctx context.Context, b *provider.Builder, sc *scenario.Scenario) (map[string][]*cloudprovider.InstanceType, error) {
+	out := map[string][]*cloudprovider.InstanceType{}
+	for _, np := range sc.NodePools {
+		ref := np.Spec.Template.Spec.NodeClassRef
+		if ref == nil {
+			continue
+		}
+		if nc := sc.NodeClass(ref.Name); nc != nil && nc.Object != nil {
+			its, _, err := b.ForNodeClass(ctx, nc.Object, sc.Zones)
+			if err != nil {
+				return nil, err
+			}
+			out[np.Name] = its
+		}
+	}
+	return out, nil
+}
+
+// printCatalog prints how karplint's instance types differ from the provider's: per class,
+// how many types, and the first few differences.
+func printCatalog(w io.Writer, diffs []provider.Difference) {
+	if len(diffs) == 0 {
+		fmt.Fprintln(w, "instance types: karplint's export equals the AWS provider's")
+		return
+	}
+	byField := map[string][]provider.Difference{}
+	var fields []string
+	for _, d := range diffs {
+		if byField[d.Field] == nil {
+			fields = append(fields, d.Field)
+		}
+		byField[d.Field] = append(byField[d.Field], d)
+	}
+	sort.Strings(fields)
+	for _, f := range fields {
+		ds := byField[f]
+		fmt.Fprintf(w, "instance types DIFFER on %s (%d NodePool types)\n", f, len(ds))
+		for i, d := range ds {
+			if i == 5 {
+				fmt.Fprintf(w, "    … and %d more\n", len(ds)-5)
+				break
+			}
+			fmt.Fprintf(w, "    nodepool %s %s\n", d.NodePool, d)
+		}
+	}
 }
 
 // printPods prints each pod's comparison, agreeing or not, with both sides' verdicts.

@@ -1,27 +1,35 @@
 #!/usr/bin/env bash
 # The differential oracle (contract: docs/oracle-contract.md): builds karplint and the Go oracle, generates N random scenarios with
 # seed S, and compares karplint's verdict on every pod with the one of Karpenter's real
-# scheduler (sigs.k8s.io/karpenter v1.14.3, run in-process by oracle/).
+# scheduler (sigs.k8s.io/karpenter v1.14.3, run in-process by oracle/), fed the instance types
+# the AWS provider's own NewInstanceType (github.com/aws/karpenter-provider-aws v1.14.3)
+# builds from data/ec2-instance-types.csv and each EC2NodeClass; and compares those types
+# with karplint's `debug instance-types` export.
 #
 #   scripts/oracle.sh --scenarios N --seed S [--out DIR] [--min-agreement P]
-#                     [--min-agreement-final P] [--static-nodes P]
-#                     [--scenarios-dir DIR] [--catalog FILE] [--jobs J]
+#                     [--min-agreement-final P] [--min-agreement-catalog P] [--static-nodes P]
+#                     [--scenarios-dir DIR] [--catalog FILE] [--karplint-types] [--jobs J]
 #
 # --out DIR            where disagreeing scenarios are written (default target/oracle/disagreements);
 #                      replay one with `target/oracle/oracle replay --karplint target/release/karplint DIR/NAME`
 # --min-agreement P    exit 1 when fewer than P percent of the scenarios agree after the first round
 # --min-agreement-final P  the same at the fixed point (rounds until one places nothing)
+# --min-agreement-catalog P  exit 1 when fewer than P percent of the scenarios have karplint's
+#                      instance types equal to the provider's (default 100; -1: not gated)
 # --static-nodes P     the generator gives a scenario static Nodes with probability P (default 0)
 # --scenarios-dir DIR  compare the scenarios already in DIR instead of generating them
-# --catalog FILE       give every NodePool this catalog instead of `karplint debug instance-types`
+# --catalog FILE       give every NodePool this catalog instead of the provider's types (nothing compared)
+# --karplint-types     Karpenter schedules with karplint's export instead of the provider's types
+#                      (they are still compared)
 #
-# Exits 0 when it ran, whatever the agreement (unless --min-agreement is not met). When Go is
+# Exits 0 when it ran, whatever the agreement (unless a --min-agreement* gate is not met). When Go is
 # not installed it prints why and exits 0, or 1 under CI=true, where a skipped oracle would
 # pass the gate without running: cargo test never needs Go.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-count="" seed="" out="" min="" minfinal="" static="" dir="" catalog="" jobs=2
+count="" seed="" out="" min="" minfinal="" mincatalog=100 static="" dir="" catalog="" jobs=2
+karplinttypes=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scenarios) count="$2"; shift 2 ;;
@@ -29,11 +37,13 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --min-agreement) min="$2"; shift 2 ;;
     --min-agreement-final) minfinal="$2"; shift 2 ;;
+    --min-agreement-catalog) mincatalog="$2"; shift 2 ;;
+    --karplint-types) karplinttypes=1; shift ;;
     --static-nodes) static="$2"; shift 2 ;;
     --scenarios-dir) dir="$2"; shift 2 ;;
     --catalog) catalog="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "oracle.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -80,8 +90,11 @@ if [[ -z "$dir" ]]; then
   (cd "$root/oracle" && go run ./gen "${gen[@]}" --out "$dir")
 fi
 
-args=(run --karplint "$karplint" --prices "$root/data/prices/on-demand.csv" --out "$out" --jobs "$jobs")
+args=(run --karplint "$karplint" --prices "$root/data/prices/on-demand.csv"
+  --ec2-instance-types "$root/data/ec2-instance-types.csv" --out "$out" --jobs "$jobs")
 [[ -n "$catalog" ]] && args+=(--catalog "$catalog")
+[[ -n "$karplinttypes" ]] && args+=(--karplint-types)
+[[ "$mincatalog" != "-1" ]] && args+=(--min-agreement-catalog "$mincatalog")
 [[ -n "$min" ]] && args+=(--min-agreement "$min")
 [[ -n "$minfinal" ]] && args+=(--min-agreement-final "$minfinal")
 rm -rf "$out"

@@ -68,36 +68,92 @@ func (c *Cache) Stats() (hits, misses int64) {
 // Convert parses and converts the document b, reusing the conversion of every NodePool
 // array already seen. A nil cache converts everything afresh.
 func (c *Cache) Convert(b []byte) (*Converted, error) {
-	doc, err := split(b)
+	doc, err := c.Split(b)
 	if err != nil {
 		return nil, err
 	}
+	return doc.Convert()
+}
+
+// Convert converts every NodePool array of the document.
+func (s *Split) Convert() (*Converted, error) {
+	doc := s
 	out := newConverted()
-	names := make([]string, 0, len(doc.nodePools))
-	for n := range doc.nodePools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, np := range names {
-		e := c.get(doc.nodePools[np])
-		if e.err != nil {
-			return nil, fmt.Errorf("nodepool %q: %w", np, e.err)
+	for _, np := range doc.Names() {
+		types, stats, err := doc.Types(np)
+		if err != nil {
+			return nil, err
 		}
-		// A fresh slice per scenario: the scheduler may reorder or filter its own copy, but
-		// never the types themselves.
-		out.ByNodePool[np] = append([]*cloudprovider.InstanceType(nil), e.types...)
-		out.add(e.stats)
+		out.ByNodePool[np] = types
+		out.Keys[np] = doc.Key(np)
+		out.add(stats)
 	}
 	return out, nil
 }
 
-func (c *Cache) get(raw []byte) *entry {
+// Split is the document b cut into its NodePool arrays, each hashed but converted only when
+// asked (Split.Types): the oracle compares karplint's arrays with the AWS provider's types and
+// skips the conversion of a pair it has compared before.
+type Split struct {
+	c      *Cache
+	arrays map[string][]byte
+	keys   map[string][sha256.Size]byte
+}
+
+// Split cuts b into its NodePool arrays (see Split).
+func (c *Cache) Split(b []byte) (*Split, error) {
+	doc, err := split(b)
+	if err != nil {
+		return nil, err
+	}
+	s := &Split{c: c, arrays: doc.nodePools, keys: map[string][sha256.Size]byte{}}
+	for np, raw := range doc.nodePools {
+		s.keys[np] = sha256.Sum256(raw)
+	}
+	return s, nil
+}
+
+// Names are the document's NodePools, sorted.
+func (s *Split) Names() []string {
+	names := make([]string, 0, len(s.arrays))
+	for n := range s.arrays {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Key is the hex SHA-256 of NodePool np's array ("" when the document has none).
+func (s *Split) Key(np string) string {
+	k, ok := s.keys[np]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%x", k)
+}
+
+// Types converts NodePool np's array (through the cache), with what the conversion filled
+// in; none when the document has no such NodePool.
+func (s *Split) Types(np string) ([]*cloudprovider.InstanceType, *Converted, error) {
+	raw, ok := s.arrays[np]
+	if !ok {
+		return nil, newConverted(), nil
+	}
+	e := s.c.get(s.keys[np], raw)
+	if e.err != nil {
+		return nil, nil, fmt.Errorf("nodepool %q: %w", np, e.err)
+	}
+	// A fresh slice per scenario: the scheduler may reorder or filter its own copy, but
+	// never the types themselves.
+	return append([]*cloudprovider.InstanceType(nil), e.types...), e.stats, nil
+}
+
+func (c *Cache) get(key [sha256.Size]byte, raw []byte) *entry {
 	if c == nil {
 		e := &entry{}
 		e.fill(raw)
 		return e
 	}
-	key := sha256.Sum256(raw)
 	c.mu.Lock()
 	c.clock++
 	e, ok := c.entries[key]
@@ -144,8 +200,14 @@ func (e *entry) fill(raw []byte) {
 }
 
 func newConverted() *Converted {
-	return &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Filled: map[string]int{}, Missing: map[string]int{}, Derived: map[string]int{}}
+	return &Converted{ByNodePool: map[string][]*cloudprovider.InstanceType{}, Keys: map[string]string{}, Filled: map[string]int{}, Missing: map[string]int{}, Derived: map[string]int{}}
 }
+
+// NewConverted is an empty conversion, to Merge others into.
+func NewConverted() *Converted { return newConverted() }
+
+// Merge adds o's counts of filled, missing and derived labels to c's.
+func (c *Converted) Merge(o *Converted) { c.add(o) }
 
 func (c *Converted) add(o *Converted) {
 	for _, p := range []struct{ dst, src map[string]int }{{c.Filled, o.Filled}, {c.Missing, o.Missing}, {c.Derived, o.Derived}} {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -95,7 +96,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	b := []byte(`[ ]`)
 	d := []byte(`[  ]`)
 	for _, raw := range [][]byte{a, b, a, d, a, b} {
-		c.get(raw)
+		c.get(sha256.Sum256(raw), raw)
 	}
 	// a, b, (a hit), d evicts b, (a hit), b evicts d.
 	if hits, misses := c.Stats(); hits != 2 || misses != 4 {

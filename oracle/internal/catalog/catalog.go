@@ -86,6 +86,9 @@ func Parse(b []byte) (*File, error) {
 // Converted is the catalog as Karpenter types, with what the conversion had to fill in.
 type Converted struct {
 	ByNodePool map[string][]*cloudprovider.InstanceType
+	// Keys names each NodePool's array by the SHA-256 of its bytes (Cache.Convert only):
+	// equal keys, equal types.
+	Keys map[string]string
 	// Filled lists, per well-known label karplint did not export, how many types got the
 	// AWS provider's default for it (DoesNotExist); Missing lists labels the AWS provider
 	// always sets to a value but karplint left out (they stay unconstrained).

@@ -14,11 +14,15 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+
+	"github.com/karplint/karplint/oracle/internal/awslabels"
 	"github.com/karplint/karplint/oracle/internal/catalog"
 	"github.com/karplint/karplint/oracle/internal/karplint"
 	"github.com/karplint/karplint/oracle/internal/karpsim"
 	"github.com/karplint/karplint/oracle/internal/lintcheck"
 	"github.com/karplint/karplint/oracle/internal/prices"
+	"github.com/karplint/karplint/oracle/internal/provider"
 	"github.com/karplint/karplint/oracle/internal/scenario"
 	"github.com/karplint/karplint/oracle/internal/verdict"
 )
@@ -51,19 +55,31 @@ type Config struct {
 	Prices prices.Table
 	// Rounds, when positive, stops Karpenter after that many rounds.
 	Rounds int
+	// Provider builds each NodePool's instance types with the AWS provider's NewInstanceType
+	// from its EC2NodeClass (internal/provider); Karpenter schedules with them, and they are
+	// compared with karplint's export. Nil (or a shared Catalog) leaves Karpenter with
+	// karplint's export and compares nothing.
+	Provider *provider.Builder
+	// KarplintTypes makes Karpenter schedule with karplint's export even when Provider is
+	// set (the comparison still runs).
+	KarplintTypes bool
+	// Comparer memoises the comparison (RunAll makes one when it is nil).
+	Comparer *provider.Comparer
 }
 
 // Timing of one scenario.
 type Timing struct {
 	Karplint  time.Duration `json:"karplintMs"`
 	Karpenter time.Duration `json:"karpenterMs"`
-	Total     time.Duration `json:"totalMs"`
+	// Provider is building the AWS provider's types and comparing them with karplint's.
+	Provider time.Duration `json:"providerMs"`
+	Total    time.Duration `json:"totalMs"`
 }
 
 // MarshalJSON writes durations as milliseconds.
 func (t Timing) MarshalJSON() ([]byte, error) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return json.Marshal(map[string]float64{"karplintMs": ms(t.Karplint), "karpenterMs": ms(t.Karpenter), "totalMs": ms(t.Total)})
+	return json.Marshal(map[string]float64{"karplintMs": ms(t.Karplint), "karpenterMs": ms(t.Karpenter), "providerMs": ms(t.Provider), "totalMs": ms(t.Total)})
 }
 
 // Scenario is the outcome of one scenario.
@@ -86,6 +102,15 @@ type Scenario struct {
 	Lint       []lintcheck.Workload    `json:"lint,omitempty"`
 	NodePools  []karpsim.NodePoolState `json:"karpenterNodePools"`
 	Conversion map[string]any          `json:"conversion,omitempty"`
+	// CatalogJudged: karplint's export was compared with the provider's types; AgreeCatalog:
+	// they do not differ. Catalog lists each difference (dropped by RunAll once tallied;
+	// CatalogClasses keeps how many types each class touches).
+	CatalogJudged  bool                  `json:"catalogJudged,omitempty"`
+	AgreeCatalog   bool                  `json:"agreeCatalog"`
+	Catalog        []provider.Difference `json:"catalogDifferences,omitempty"`
+	CatalogClasses map[string]int        `json:"catalogClasses,omitempty"`
+	// InstanceTypes says whose types Karpenter scheduled with: "provider" or "karplint".
+	InstanceTypes string `json:"instanceTypes,omitempty"`
 	// KarpenterRuns is how many times Karpenter ran before it agreed, when the first run
 	// did not (see Reruns).
 	KarpenterRuns int    `json:"karpenterRuns,omitempty"`
@@ -95,6 +120,10 @@ type Scenario struct {
 	// finalKarpenter is the kept run's fixed point, for the lint comparison.
 	finalKarpenter []verdict.Pod
 }
+
+// ComparedCacheEntries bounds the conversion cache when karplint's arrays are only compared
+// (the comparer's memo spares most conversions, and each kept array is ~25 MB).
+const ComparedCacheEntries = 2
 
 // Reruns is how many more times Karpenter runs on a scenario whose first run disagrees.
 // Karpenter's topology picks among equally good domains in Go's random map order
@@ -152,6 +181,8 @@ func RunOne(ctx context.Context, cfg Config, dir string) *Scenario {
 	}
 	s.Agree = s.Error == "" && len(s.Disagreements()) == 0
 	s.AgreeFinal = s.Error == "" && allAgree(s.Final)
+	s.AgreeCatalog = s.Error == "" && len(s.Catalog) == 0
+	s.CatalogClasses = classCounts(s.Catalog)
 	s.AgreeLint = s.Error == ""
 	for _, w := range s.Lint {
 		s.AgreeLint = s.AgreeLint && w.Agree
@@ -174,19 +205,42 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	conv, err := cfg.Cache.Convert(s.types)
+	doc, err := cfg.Cache.Split(s.types)
 	if err != nil {
 		return err
 	}
-	if len(conv.Missing) > 0 || len(conv.Derived) > 0 {
-		s.Conversion = map[string]any{"missingLabels": conv.Missing}
-		if len(conv.Derived) > 0 {
-			s.Conversion["derivedFromOfferings"] = conv.Derived
+	// Karplint's arrays are converted when Karpenter schedules with them, else only for a
+	// comparison the memo lacks.
+	stats := catalog.NewConverted()
+	var types map[string][]*cloudprovider.InstanceType
+	s.InstanceTypes = "karplint"
+	if cfg.Provider == nil || cfg.Catalog != nil || cfg.KarplintTypes {
+		conv, err := doc.Convert()
+		if err != nil {
+			return err
+		}
+		types, stats = conv.ByNodePool, conv
+	}
+	if cfg.Provider != nil && cfg.Catalog == nil {
+		tp := time.Now()
+		built, err := s.providerTypes(ctx, cfg, sc, doc, stats)
+		if err != nil {
+			return err
+		}
+		s.Timing.Provider = time.Since(tp)
+		if !cfg.KarplintTypes {
+			types, s.InstanceTypes = built, "provider"
+		}
+	}
+	if len(stats.Missing) > 0 || len(stats.Derived) > 0 {
+		s.Conversion = map[string]any{"missingLabels": stats.Missing}
+		if len(stats.Derived) > 0 {
+			s.Conversion["derivedFromOfferings"] = stats.Derived
 		}
 	}
 	t1 := time.Now()
 	kcfg := karpsim.Config{Prices: cfg.Prices, Rounds: cfg.Rounds}
-	res, err := karpsim.RunRounds(ctx, sc, conv.ByNodePool, kcfg)
+	res, err := karpsim.RunRounds(ctx, sc, types, kcfg)
 	if err != nil {
 		return err
 	}
@@ -202,7 +256,7 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 	// A rerun is taken when it agrees where the kept run did not: at the first round, then
 	// at the fixed point too.
 	for run := 2; run <= Reruns+1 && !(allAgree(s.Pods) && allAgree(s.Final)); run++ {
-		again, err := karpsim.RunRounds(ctx, sc, conv.ByNodePool, kcfg)
+		again, err := karpsim.RunRounds(ctx, sc, types, kcfg)
 		if err != nil {
 			return err
 		}
@@ -215,6 +269,70 @@ func (s *Scenario) run(ctx context.Context, cfg Config) error {
 		s.Lint = lintcheck.Compare(s.finalKarpenter, diags)
 	}
 	return nil
+}
+
+// providerTypes builds every NodePool's instance types with the AWS provider from the
+// EC2NodeClass it names (a NodePool naming none gets none, as the provider's GetInstanceTypes
+// returns on NotFound) and compares them with karplint's export of the same NodePool (doc;
+// what each conversion it needs fills in is merged into stats, unless stats already holds
+// the whole document's).
+func (s *Scenario) providerTypes(ctx context.Context, cfg Config, sc *scenario.Scenario, doc *catalog.Split, stats *catalog.Converted) (map[string][]*cloudprovider.InstanceType, error) {
+	converted := len(stats.ByNodePool) > 0
+	out := map[string][]*cloudprovider.InstanceType{}
+	s.CatalogJudged = true
+	for _, np := range sc.NodePools {
+		ref := np.Spec.Template.Spec.NodeClassRef
+		if ref == nil || ref.Kind != "EC2NodeClass" || ref.Group != awslabels.Group {
+			continue
+		}
+		nc := sc.NodeClass(ref.Name)
+		if nc == nil || nc.Object == nil {
+			continue
+		}
+		its, key, err := cfg.Provider.ForNodeClass(ctx, nc.Object, sc.Zones)
+		if err != nil {
+			return nil, fmt.Errorf("nodepool %q: %w", np.Name, err)
+		}
+		out[np.Name] = its
+		memo := ""
+		if k := doc.Key(np.Name); k != "" {
+			memo = k + "|" + key
+		}
+		name := np.Name
+		diffs, err := cfg.Comparer.CompareLazy(memo, name, func() ([]*cloudprovider.InstanceType, error) {
+			if converted {
+				return stats.ByNodePool[name], nil
+			}
+			types, st, err := doc.Types(name)
+			if err == nil {
+				stats.Merge(st)
+			}
+			return types, err
+		}, its)
+		if err != nil {
+			return nil, err
+		}
+		s.Catalog = append(s.Catalog, diffs...)
+	}
+	return out, nil
+}
+
+// classCounts is how many types each difference class touches (a type counted once per
+// class, whatever its NodePools).
+func classCounts(diffs []provider.Difference) map[string]int {
+	if len(diffs) == 0 {
+		return nil
+	}
+	seen := map[[2]string]bool{}
+	out := map[string]int{}
+	for _, d := range diffs {
+		k := [2]string{d.Field, d.Type}
+		if !seen[k] {
+			seen[k] = true
+			out[d.Field]++
+		}
+	}
+	return out
 }
 
 // take keeps Karpenter's run res, compared with karplint's verdicts after the first round
@@ -310,7 +428,15 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 	}
 	if cfg.Cache == nil {
 		cfg.Cache = catalog.NewCache()
+		if cfg.Provider != nil && cfg.Catalog == nil && !cfg.KarplintTypes {
+			// Karplint's arrays are only compared, and the comparer remembers each pair.
+			cfg.Cache = catalog.NewCacheSize(ComparedCacheEntries)
+		}
 	}
+	if cfg.Comparer == nil {
+		cfg.Comparer = provider.NewComparer()
+	}
+	tally := newCatalogTally()
 	start := time.Now()
 	results := make([]*Scenario, len(dirs))
 	var wg sync.WaitGroup
@@ -335,6 +461,8 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 					}
 				}
 				s.plan, s.types, s.lint, s.finalKarpenter = nil, nil, nil, nil
+				tally.add(s)
+				s.Catalog = nil
 				results[i] = s
 			}
 		}()
@@ -349,7 +477,18 @@ func RunAll(ctx context.Context, cfg Config, root string, w io.Writer) ([]*Scena
 	}
 	hits, misses := cfg.Cache.Stats()
 	notes := []string{fmt.Sprintf("oracle: instance types: %d NodePool arrays converted, %d served from the cache", misses, hits)}
-	Summarise(w, results, time.Since(start), jobs, notes...)
+	if cfg.Provider != nil {
+		ph, pm := cfg.Provider.Stats()
+		notes = append(notes, fmt.Sprintf("oracle: instance types: %d node classes built with the AWS provider's NewInstanceType, %d served from the cache (%d types; %d with network limits from the CSV's pods, the provider's ENI table lacking them)",
+			pm, ph, len(cfg.Provider.Types.Infos), len(cfg.Provider.Types.ENIFromCSV)))
+	}
+	if cfg.Out != "" && len(tally.byKey) > 0 {
+		if err := tally.write(filepath.Join(cfg.Out, CatalogFile)); err != nil {
+			return results, err
+		}
+		notes = append(notes, fmt.Sprintf("oracle: instance types: every difference in %s", filepath.Join(cfg.Out, CatalogFile)))
+	}
+	SummariseWith(w, results, time.Since(start), jobs, tally, notes...)
 	return results, nil
 }
 
@@ -405,13 +544,19 @@ func copyDir(src, dst string) error {
 // Summarise prints per-pod agreement, the disagreement classes, timing, and last the
 // scenario agreement line.
 func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, notes ...string) {
+	SummariseWith(w, results, wall, jobs, nil, notes...)
+}
+
+// SummariseWith is Summarise with the run's instance-type differences (nil: none tallied).
+func SummariseWith(w io.Writer, results []*Scenario, wall time.Duration, jobs int, tally *catalogTally, notes ...string) {
 	agree, pods, podsAgree, derived, reran := 0, 0, 0, 0, 0
 	agreeFinal, finalPods, finalAgree, multiRound := 0, 0, 0, 0
 	agreeLint, lintWorkloads, lintAgree, lintJudged := 0, 0, 0, 0
 	launched, ruleDiffers := 0, 0
+	catalogJudged, agreeCatalog := 0, 0
 	lintClasses := map[string]int{}
 	classes, finalClasses := map[string]int{}, map[string]int{}
-	var totals, karps, lints []time.Duration
+	var totals, karps, lints, provs []time.Duration
 	for _, s := range results {
 		if s.Agree {
 			agree++
@@ -453,6 +598,12 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		if s.Rounds > 2 {
 			multiRound++
 		}
+		if s.CatalogJudged || (s.Error != "" && tally != nil) {
+			catalogJudged++
+			if s.AgreeCatalog {
+				agreeCatalog++
+			}
+		}
 		for _, ln := range s.Launched {
 			launched++
 			if ln.KarplintRule != "" {
@@ -470,6 +621,7 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		totals = append(totals, s.Timing.Total)
 		karps = append(karps, s.Timing.Karpenter)
 		lints = append(lints, s.Timing.Karplint)
+		provs = append(provs, s.Timing.Provider)
 	}
 	for _, s := range results {
 		if !s.Agree {
@@ -484,6 +636,11 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 	for _, s := range results {
 		if s.Error == "" && !s.AgreeFinal {
 			fmt.Fprintf(w, "disagree at the fixed point %s: %s\n", s.Name, describe(s, s.Final))
+		}
+	}
+	for _, s := range results {
+		if s.Error == "" && s.CatalogJudged && !s.AgreeCatalog {
+			fmt.Fprintf(w, "disagree on the instance types %s: %s\n", s.Name, describeCatalog(s.CatalogClasses))
 		}
 	}
 	if derived > 0 {
@@ -502,11 +659,21 @@ func Summarise(w io.Writer, results []*Scenario, wall time.Duration, jobs int, n
 		printTallyOf(w, "lint: ", "workloads", lintClasses)
 	}
 	if len(results) > 0 {
-		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s); wall %s with %d jobs\n",
-			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), wall.Round(time.Millisecond), jobs)
+		provider := ""
+		if tally != nil && mean(provs) > 0 {
+			provider = fmt.Sprintf(", provider's types mean %s", ms(mean(provs)))
+		}
+		fmt.Fprintf(w, "oracle: per scenario: total mean %s p50 %s max %s (karplint mean %s, karpenter mean %s%s); wall %s with %d jobs\n",
+			ms(mean(totals)), ms(pct(totals, 50)), ms(pct(totals, 100)), ms(mean(lints)), ms(mean(karps)), provider, wall.Round(time.Millisecond), jobs)
+	}
+	if tally != nil {
+		tally.print(w)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
+	}
+	if catalogJudged > 0 {
+		fmt.Fprintf(w, "oracle: %d/%d scenarios agree on the instance types\n", agreeCatalog, catalogJudged)
 	}
 	fmt.Fprintf(w, "oracle: %d/%d scenarios agree at the fixed point\n", agreeFinal, len(results))
 	if lintJudged > 0 {

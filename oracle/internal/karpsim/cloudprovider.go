@@ -6,14 +6,18 @@ import (
 
 	"github.com/awslabs/operatorpkg/status"
 
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 )
 
-// cloudProvider answers Karpenter's provisioner with karplint's instance types per NodePool
+// cloudProvider answers Karpenter's provisioner with the instance types of each NodePool
 // (what the AWS provider's GetInstanceTypes returns: every type the NodePool's EC2NodeClass
-// can launch, before the NodePool's requirements). The scheduler never launches anything,
-// so the other methods are not reached.
+// can launch, before the NodePool's requirements): by default the AWS provider's own
+// (internal/provider), else karplint's export. Its node class is the provider's
+// EC2NodeClass (pkg/apis/v1, which registers itself in the scheme), so Karpenter core's
+// nodepoolutils.IsManaged sees NodePools whose nodeClassRef is karpenter.k8s.aws/EC2NodeClass
+// as managed. The scheduler never launches anything, so the other methods are not reached.
 type cloudProvider struct {
 	byNodePool map[string][]*cloudprovider.InstanceType
 }
@@ -28,7 +32,7 @@ func (c *cloudProvider) GetInstanceTypes(_ context.Context, np *v1.NodePool) ([]
 }
 
 func (c *cloudProvider) GetSupportedNodeClasses() []status.Object {
-	return []status.Object{&EC2NodeClass{}}
+	return []status.Object{&awsv1.EC2NodeClass{}}
 }
 
 func (c *cloudProvider) Name() string { return "karplint-oracle" }

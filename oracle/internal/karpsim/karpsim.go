@@ -37,6 +37,8 @@ import (
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+
 	_ "github.com/karplint/karplint/oracle/internal/awslabels" // the AWS provider's label registrations
 	"github.com/karplint/karplint/oracle/internal/prices"
 	"github.com/karplint/karplint/oracle/internal/scenario"
@@ -125,7 +127,11 @@ func RunRounds(ctx context.Context, sc *scenario.Scenario, its map[string][]*clo
 	nodeClasses := map[string]bool{}
 	for _, nc := range sc.NodeClasses {
 		nodeClasses[nc.Name] = true
-		objs = append(objs, &EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: nc.Name}})
+		obj := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: nc.Name}}
+		if nc.Object != nil {
+			obj = nc.Object.DeepCopy()
+		}
+		objs = append(objs, obj)
 	}
 	for _, np := range sc.NodePools {
 		np = np.DeepCopy()

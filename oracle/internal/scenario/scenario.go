@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 )
 
 // ManifestsFile and ConfigFile are the files of a scenario directory.
@@ -28,10 +30,12 @@ const (
 	ConfigFile    = ".karplint.yaml"
 )
 
-// NodeClass is the part of an EC2NodeClass the oracle reads: its name (a NodePool whose
-// nodeClassRef names no EC2NodeClass is not Ready in Karpenter).
+// NodeClass is an EC2NodeClass: its name (a NodePool whose nodeClassRef names no
+// EC2NodeClass is not Ready in Karpenter) and the object as the AWS provider's API types read
+// it (AMI family, kubelet, blockDeviceMappings, … reach NewInstanceType).
 type NodeClass struct {
-	Name string
+	Name   string
+	Object *awsv1.EC2NodeClass
 }
 
 // Scenario is one scenario directory, parsed.
@@ -119,7 +123,11 @@ func (s *Scenario) parseDoc(doc []byte) error {
 		}
 		s.NodePools = append(s.NodePools, np)
 	case "karpenter.k8s.aws/v1/EC2NodeClass":
-		s.NodeClasses = append(s.NodeClasses, NodeClass{Name: h.Metadata.Name})
+		nc := &awsv1.EC2NodeClass{}
+		if err := yaml.Unmarshal(doc, nc); err != nil {
+			return fmt.Errorf("EC2NodeClass %q: %w", h.Metadata.Name, err)
+		}
+		s.NodeClasses = append(s.NodeClasses, NodeClass{Name: h.Metadata.Name, Object: nc})
 	case "apps/v1/DaemonSet":
 		ds := &appsv1.DaemonSet{}
 		if err := yaml.Unmarshal(doc, ds); err != nil {
@@ -157,6 +165,16 @@ func defaultNamespace(ns *string) {
 	if *ns == "" {
 		*ns = "default"
 	}
+}
+
+// NodeClass is the EC2NodeClass named name, nil when the scenario has none.
+func (s *Scenario) NodeClass(name string) *NodeClass {
+	for i := range s.NodeClasses {
+		if s.NodeClasses[i].Name == name {
+			return &s.NodeClasses[i]
+		}
+	}
+	return nil
 }
 
 // Namespaces are the namespaces of the scenario's workloads, sorted.
