@@ -136,20 +136,7 @@ func (t *catalogTally) print(w io.Writer) {
 
 // describeCatalog names a scenario's first classes with the types each touches.
 func describeCatalog(classes map[string]int) string {
-	type kv struct {
-		k string
-		v int
-	}
-	var l []kv
-	for k, v := range classes {
-		l = append(l, kv{k, v})
-	}
-	sort.Slice(l, func(i, j int) bool {
-		if l[i].v != l[j].v {
-			return l[i].v > l[j].v
-		}
-		return l[i].k < l[j].k
-	})
+	l := byCount(classes)
 	out := ""
 	for i, e := range l {
 		if i == 3 {

@@ -686,14 +686,17 @@ func printTally(w io.Writer, prefix string, classes map[string]int) {
 	printTallyOf(w, prefix, "pods", classes)
 }
 
-func printTallyOf(w io.Writer, prefix, unit string, classes map[string]int) {
-	type kv struct {
-		k string
-		v int
-	}
-	var tally []kv
+// counted is one class of a tally and how often it occurs.
+type counted struct {
+	k string
+	v int
+}
+
+// byCount is classes, the most frequent first, then by name.
+func byCount(classes map[string]int) []counted {
+	var tally []counted
 	for k, v := range classes {
-		tally = append(tally, kv{k, v})
+		tally = append(tally, counted{k, v})
 	}
 	sort.Slice(tally, func(a, b int) bool {
 		if tally[a].v != tally[b].v {
@@ -701,7 +704,11 @@ func printTallyOf(w io.Writer, prefix, unit string, classes map[string]int) {
 		}
 		return tally[a].k < tally[b].k
 	})
-	for _, t := range tally {
+	return tally
+}
+
+func printTallyOf(w io.Writer, prefix, unit string, classes map[string]int) {
+	for _, t := range byCount(classes) {
 		fmt.Fprintf(w, "oracle: %s%6d %s  %s\n", prefix, t.v, unit, t.k)
 	}
 }
