@@ -83,7 +83,7 @@ pub(super) fn no_compatible_instance_types(min_values: bool, nodepool: &str) -> 
     let why = if min_values {
         "its minValues cannot be met by the instance types its requirements allow"
     } else {
-        "its requirements allow no instance type that its EC2NodeClass can launch (AL2023 launches no a1 type)"
+        "its requirements allow no instance type that its EC2NodeClass can launch"
     };
     Advice {
         label: "the NodePool for this pod launches nothing",
