@@ -149,8 +149,9 @@ fn is_price(s: &str) -> bool {
 /// The CRD's pattern for `priceAdjustment`: `+N`, `-N`, `+N%`, `-N%` with N below 100, or
 /// `-100%` (N a decimal, `\d*\.?\d+`).
 fn is_adjustment(s: &str) -> bool {
+    // `\d*\.?\d+`: digits, then at most one dot followed by at least one digit.
     let decimal = |p: &str| {
-        let (whole, frac) = p.split_once('.').unwrap_or(("", p));
+        let (whole, frac) = p.rsplit_once('.').unwrap_or(("", p));
         whole.bytes().all(|b| b.is_ascii_digit())
             && !frac.is_empty()
             && frac.bytes().all(|b| b.is_ascii_digit())
@@ -160,13 +161,11 @@ fn is_adjustment(s: &str) -> bool {
     }
     match (s.strip_prefix('+'), s.strip_prefix('-')) {
         (Some(n), _) => decimal(n.strip_suffix('%').unwrap_or(n)),
+        // `-\d{1,2}(\.\d+)?%`: below 100, with a whole part.
         (_, Some(n)) => match n.strip_suffix('%') {
             Some(p) => {
-                let (whole, frac) = p.split_once('.').unwrap_or((p, "0"));
-                (1..=2).contains(&whole.len())
-                    && whole.bytes().all(|b| b.is_ascii_digit())
-                    && !frac.is_empty()
-                    && frac.bytes().all(|b| b.is_ascii_digit())
+                let whole = p.split('.').next().unwrap_or_default();
+                (1..=2).contains(&whole.len()) && decimal(p)
             }
             None => decimal(n),
         },
