@@ -5,18 +5,22 @@
 #
 #   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR]
 #   scripts/bench.sh --pool-heavy N --corpus CORPUS [--runs R]
+#   scripts/bench.sh --overlays N [--runs R]
 #
 # Defaults: a generated tree of 2,000 files (quick); the published run uses --files 14000
 # (about 146 MB). --dir DIR benchmarks an existing tree as it is, e.g. a corpus of real
 # manifests. --pool-heavy N --corpus CORPUS benchmarks N copies of CORPUS, a corpus of real
 # manifests passed as an argument (real charts and examples with many NodePools, all one
 # cluster), the tree that shows the cost of scheduling every workload against every pool;
-# the generated tree has too few distinct pools for that.
+# the generated tree has too few distinct pools for that. --overlays N generates a
+# kustomize tree of N overlays over one base and times it with kustomize off, rendered with
+# no cache (cold), from a warm cache, and as a pre-commit run naming one overlay's patch
+# (cold cache), with the number of roots each rendered.
 # Needs hyperfine (apt-get install -y hyperfine) and GNU time (apt-get install -y time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-files=2000 seed=1 runs=3 dir="" pool_heavy="" corpus=""
+files=2000 seed=1 runs=3 dir="" pool_heavy="" corpus="" overlays=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files=$2; shift 2 ;;
@@ -25,7 +29,8 @@ while [ $# -gt 0 ]; do
     --dir) dir=$2; shift 2 ;;
     --pool-heavy) pool_heavy=$2; shift 2 ;;
     --corpus) corpus=$2; shift 2 ;;
-    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N --corpus CORPUS]" >&2; exit 2 ;;
+    --overlays) overlays=$2; shift 2 ;;
+    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N --corpus CORPUS] [--overlays N]" >&2; exit 2 ;;
   esac
 done
 if [ -n "$pool_heavy" ] && [ ! -d "$corpus" ]; then
@@ -41,6 +46,76 @@ command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get in
 
 cargo build --release --quiet --bin karplint --example gen_corpus --example bare_parse
 bin=target/release
+if [ -n "$overlays" ]; then
+  tree=target/bench-overlays-$overlays
+  if [ ! -d "$tree" ]; then
+    mkdir -p "$tree.tmp/base" "$tree.tmp/platform"
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n' >"$tree.tmp/base/kustomization.yaml"
+    for d in $(seq 1 10); do
+      cat >"$tree.tmp/base/app-$d.yaml" <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-$d
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: app-$d}}
+  template:
+    metadata: {labels: {app: app-$d}}
+    spec:
+      containers:
+        - name: app
+          image: registry.example.com/app-$d:1.0
+          resources: {requests: {cpu: 250m, memory: 256Mi}, limits: {memory: 256Mi}}
+YAML
+      echo "  - app-$d.yaml" >>"$tree.tmp/base/kustomization.yaml"
+    done
+    cat >"$tree.tmp/platform/nodepool.yaml" <<'YAML'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
+YAML
+    for i in $(seq 1 "$overlays"); do
+      o="$tree.tmp/overlays/env-$i"
+      mkdir -p "$o"
+      printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: env-%s\nnamePrefix: env-%s-\nresources:\n  - ../../base\npatches:\n  - path: replicas.yaml\n' "$i" "$i" >"$o/kustomization.yaml"
+      printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-1\nspec:\n  replicas: %s\n' "$(( i % 5 + 1 ))" >"$o/replicas.yaml"
+    done
+    mv "$tree.tmp" "$tree"
+  fi
+  cache=$(mktemp -d)
+  lint="$bin/karplint -j 2 --format json --fail-on never"
+  KARPLINT_CACHE_DIR=$cache $lint "$tree" >/dev/null
+  named="--context $tree $tree/overlays/env-1/replicas.yaml"
+  roots() { KARPLINT_TIMINGS=1 $lint "$@" 2>&1 >/dev/null | sed -n 's/.*timings: kustomize: \([^:]*\):.*/\1/p'; }
+  echo "overlay tree: $tree ($overlays overlays of one base of 10 Deployments)"
+  echo "kustomize off: no roots rendered"
+  echo "cold (--no-cache): $(roots --no-cache "$tree")"
+  echo "warm: $(KARPLINT_CACHE_DIR=$cache roots "$tree")"
+  echo "pre-commit, one named patch, cold: $(roots --no-cache $named)"
+  hyperfine --style basic --warmup 1 --runs "$runs" \
+    -n "kustomize off" "$lint --kustomize off $tree" \
+    -n "cold (--no-cache)" "$lint --no-cache $tree" \
+    -n "warm cache" "KARPLINT_CACHE_DIR=$cache $lint $tree" \
+    -n "pre-commit, one file, cold" "$lint --no-cache $named"
+  rm -rf "$cache"
+  exit 0
+fi
 if [ -n "$pool_heavy" ]; then
   dir=${dir:-target/bench-pool-heavy-$pool_heavy-$(basename "$(cd "$corpus" && pwd)")}
   if [ ! -d "$dir" ]; then

@@ -115,6 +115,13 @@ pub struct LintArgs {
     /// kustomizeTimeout from the config]
     #[arg(long, value_name = "SECONDS", global = true)]
     pub kustomize_timeout: Option<u64>,
+    /// Keep rendered kustomizations in this directory between runs [default: the user's
+    /// cache directory, $XDG_CACHE_HOME/karplint or ~/.cache/karplint]
+    #[arg(long, value_name = "DIR", env = "KARPLINT_CACHE_DIR", global = true)]
+    pub cache_dir: Option<PathBuf>,
+    /// Render every kustomization again instead of reusing an unchanged render
+    #[arg(long, global = true)]
+    pub no_cache: bool,
     /// Read this config file instead of looking for .karplint.yaml
     #[arg(long, value_name = "FILE", conflicts_with = "no_config", global = true)]
     pub config: Option<PathBuf>,
@@ -1061,6 +1068,13 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             std::time::Duration::from_secs,
         ),
         kustomize_roots: cfg.kustomize_roots.clone(),
+        cache_dir: (!args.no_cache)
+            .then(|| {
+                args.cache_dir
+                    .clone()
+                    .or_else(crate::kustomize::Cache::default_dir)
+            })
+            .flatten(),
         untrusted: (cfg.path.parent())
             .map(|d| {
                 if d.as_os_str().is_empty() {
@@ -1255,7 +1269,7 @@ fn run_lint(args: &LintArgs) -> i32 {
                 Format::Json => return json::write(report, &texts, w),
                 Format::Sarif => return sarif::write(report, &texts, w),
                 Format::Human | Format::Concise if args.statistics => {
-                    human::statistics(report, shown)
+                    human::statistics(report, shown) + &renders_line(outcome.render_counts)
                 }
                 Format::Human => human::render_shown(report, &texts, style, shown),
                 Format::Concise => human::render_concise(report, &texts, style, shown),
@@ -1361,6 +1375,17 @@ fn output_over_input(
         }
     }
     None
+}
+
+/// `--statistics`' line on how the kustomization roots were had, when there were any.
+fn renders_line(c: crate::kustomize::RenderCounts) -> String {
+    if c == crate::kustomize::RenderCounts::default() {
+        return String::new();
+    }
+    format!(
+        "kustomizations: {} rendered, {} from the cache, {} not rendered (no named file feeds them)\n",
+        c.rendered, c.cached, c.not_fed
+    )
 }
 
 #[cfg(test)]

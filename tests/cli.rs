@@ -1467,3 +1467,146 @@ fn summary_counts_are_in_their_number() {
         .code(1)
         .stdout(predicate::str::contains("**1 error, 1 warning, 0 infos**"));
 }
+
+/// Whether a render tool is on `PATH`; CI installs one, so there its absence fails.
+fn render_tool_present() -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
+    if has("kustomize") || has("kubectl") {
+        return true;
+    }
+    assert_ne!(
+        std::env::var("CI").as_deref(),
+        Ok("true"),
+        "CI installs kustomize or kubectl"
+    );
+    eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+    false
+}
+
+/// A copy of `tests/data/kustomize` in a temporary directory, with the prod overlay
+/// copied as a second one, `staging`.
+fn kustomize_tree_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for e in walkdir::WalkDir::new("tests/data/kustomize") {
+        let e = e.expect("walk");
+        let rel = e
+            .path()
+            .strip_prefix("tests/data/kustomize")
+            .expect("under");
+        let to = dir.path().join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).expect("mkdir");
+        } else {
+            std::fs::copy(e.path(), &to).expect("copy");
+        }
+    }
+    let staging = dir.path().join("overlays/staging");
+    std::fs::create_dir_all(&staging).expect("mkdir");
+    for f in ["kustomization.yaml", "resources.yaml", "placement.yaml"] {
+        let text = std::fs::read_to_string(dir.path().join("overlays/prod").join(f)).expect("read");
+        std::fs::write(staging.join(f), text.replace("prod", "staging")).expect("write");
+    }
+    dir
+}
+
+/// `--statistics`' line on the renders, and the JSON findings, of one run in `tree`.
+fn cached_run(tree: &std::path::Path, cache: &std::path::Path, args: &[&str]) -> (String, Value) {
+    let run = |extra: &[&str]| {
+        karplint()
+            .current_dir(tree)
+            .env("KARPLINT_CACHE_DIR", cache)
+            .args(["--fail-on", "never"])
+            .args(extra)
+            .args(args)
+            .output()
+            .expect("runs")
+    };
+    let stats = String::from_utf8_lossy(&run(&["--statistics"]).stdout).into_owned();
+    let line = (stats.lines())
+        .find(|l| l.starts_with("kustomizations:"))
+        .unwrap_or_default()
+        .to_string();
+    let json = run(&["--format", "json"]);
+    let mut v: Value = serde_json::from_slice(&json.stdout).expect("valid JSON");
+    v["summary"] = Value::Null;
+    (line, v)
+}
+
+/// A second run takes each unchanged root from the cache and reports the same; a change
+/// to a file a root uses renders that root again; `--no-cache` renders every root.
+#[test]
+fn unchanged_kustomizations_come_from_the_cache() {
+    if !render_tool_present() {
+        return;
+    }
+    let tree = kustomize_tree_copy();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let (first, cold) = cached_run(tree.path(), cache.path(), &["."]);
+    assert_eq!(
+        first,
+        "kustomizations: 2 rendered, 0 from the cache, 0 not rendered (no named file feeds them)"
+    );
+    let (second, warm) = cached_run(tree.path(), cache.path(), &["."]);
+    assert_eq!(
+        second,
+        "kustomizations: 0 rendered, 2 from the cache, 0 not rendered (no named file feeds them)"
+    );
+    assert_eq!(cold, warm);
+    assert!(!cold["diagnostics"].as_array().expect("list").is_empty());
+    let patch = tree.path().join("overlays/staging/resources.yaml");
+    let text = std::fs::read_to_string(&patch).expect("read");
+    std::fs::write(&patch, format!("{text}\n")).expect("write");
+    let (changed, _) = cached_run(tree.path(), cache.path(), &["."]);
+    assert_eq!(
+        changed,
+        "kustomizations: 1 rendered, 1 from the cache, 0 not rendered (no named file feeds them)"
+    );
+    let (off, _) = cached_run(tree.path(), cache.path(), &["--no-cache", "."]);
+    assert_eq!(
+        off,
+        "kustomizations: 2 rendered, 0 from the cache, 0 not rendered (no named file feeds them)"
+    );
+}
+
+/// Files named one by one (a pre-commit hook) render only the roots they feed: the other
+/// overlay, not in the cache, is read as written and named in a note. The base's file, named
+/// alone, is linted as the overlays render it.
+#[test]
+fn named_files_render_only_the_kustomizations_they_feed() {
+    if !render_tool_present() {
+        return;
+    }
+    let tree = kustomize_tree_copy();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let named = ["--context", ".", "overlays/prod/placement.yaml"];
+    let (line, v) = cached_run(tree.path(), cache.path(), &named);
+    assert_eq!(
+        line,
+        "kustomizations: 1 rendered, 0 from the cache, 1 not rendered (no named file feeds them)"
+    );
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("that no named file feeds were not rendered"),
+        "{notes}"
+    );
+    assert!(notes.contains("overlays/staging"), "{notes}");
+    let files: Vec<&str> = (v["diagnostics"].as_array().into_iter().flatten())
+        .filter_map(|d| d["file"].as_str())
+        .collect();
+    assert_eq!(files, ["overlays/prod/placement.yaml"], "{v}");
+    let (base, v) = cached_run(
+        tree.path(),
+        cache.path(),
+        &["--context", ".", "base/deployment.yaml"],
+    );
+    assert_eq!(
+        base,
+        "kustomizations: 1 rendered, 1 from the cache, 0 not rendered (no named file feeds them)"
+    );
+    assert!(
+        (v["diagnostics"].as_array().into_iter().flatten())
+            .any(|d| d["rule"] == "incompatible-requirements"),
+        "{v}"
+    );
+}

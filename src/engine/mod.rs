@@ -84,6 +84,9 @@ pub struct LintOptions {
     /// Directories beside the linted and context trees that no program may come from
     /// (the applied config's directory).
     pub untrusted: Vec<PathBuf>,
+    /// Where rendered kustomizations are kept between runs (`--cache-dir`); none with
+    /// `--no-cache`.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for LintOptions {
@@ -107,6 +110,7 @@ impl Default for LintOptions {
             kustomize_timeout: crate::kustomize::DEFAULT_DEADLINE,
             kustomize_roots: Vec::new(),
             untrusted: Vec::new(),
+            cache_dir: None,
         }
     }
 }
@@ -194,6 +198,8 @@ pub struct Outcome {
     /// The NodePools' instance types, when [`LintOptions::export_instance_types`] asked.
     pub instance_types: Option<crate::karpenter::export::InstanceTypes>,
     pub read_errors: Vec<ReadError>,
+    /// How the kustomization roots were rendered: by the tool, from the cache, or not.
+    pub render_counts: crate::kustomize::RenderCounts,
 }
 
 /// Runs the whole pipeline. `stdin` is read when `-` is among the paths.
@@ -207,7 +213,14 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
     let found = discover_inputs(opts)?;
     let (inputs, hidden, mut read_errors) = (found.inputs, found.hidden, found.read_errors);
-    let (inputs, kustomized) = kustomize_inputs(opts, inputs)?;
+    let (inputs, kustomized) = kustomize_inputs(opts, inputs, found.named_only)?;
+    let render_counts = kustomized.plan.counts;
+    if render_counts != Default::default() {
+        timings.mark(&format!(
+            "kustomize: {} rendered, {} from the cache, {} not rendered (no named file feeds them)",
+            render_counts.rendered, render_counts.cached, render_counts.not_fed
+        ));
+    }
     if kustomized.plan.deadline_missed > 0 {
         read_errors.push(ReadError::RenderDeadline {
             roots: kustomized.plan.deadline_missed,
@@ -279,6 +292,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
             disruption: finished.disruption,
             instance_types,
             read_errors,
+            render_counts,
         });
     }
 }
@@ -308,6 +322,8 @@ struct DiscoveredInputs {
     read_errors: Vec<ReadError>,
     /// Named files an exclude glob left out; globs that matched nothing in a walked tree.
     notes: Vec<crate::report::Note>,
+    /// The linted paths are files named one by one (a pre-commit hook), no tree walked.
+    named_only: bool,
 }
 
 fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
@@ -333,8 +349,10 @@ fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
             discover::unmatched_globs_note(&filters).map(|n| crate::report::Note::new("config", n)),
         );
     }
+    let named_only = !linted.walked && !opts.paths.iter().any(|p| p.as_os_str() == "-");
     let inputs = discover::first_of_each(linted.inputs, context.inputs, discover::identity);
     Ok(DiscoveredInputs {
+        named_only,
         inputs,
         hidden,
         read_errors,
@@ -347,6 +365,7 @@ fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
 fn kustomize_inputs(
     opts: &LintOptions,
     inputs: Vec<Input>,
+    named_only: bool,
 ) -> Result<(Vec<Input>, Kustomized), LintError> {
     let candidates: Vec<crate::kustomize::Candidate> = (inputs.iter())
         .filter_map(|i| match i {
@@ -368,12 +387,15 @@ fn kustomize_inputs(
         max_file_size: opts.max_file_size,
         deadline: opts.kustomize_timeout,
     };
+    let cache = opts.cache_dir.as_deref().map(crate::kustomize::Cache::at);
     let mut plan = crate::kustomize::plan(
         &candidates,
         opts.kustomize,
         tool,
         limits,
         &opts.kustomize_roots,
+        cache.as_ref(),
+        named_only,
     )?;
     let notes = (std::mem::take(&mut plan.notes).into_iter())
         .map(|n| crate::report::Note::new("kustomize", n))

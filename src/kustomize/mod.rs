@@ -14,10 +14,12 @@
 //! Kustomizations that reach the network (remote bases) are never built: karplint is
 //! offline, and their files are linted as written.
 
+mod cache;
 pub mod remap;
 mod remote;
 mod tool;
 
+pub use cache::Cache;
 pub use tool::{Chosen, Isolation, Tool, ToolError, isolation, untrusted_trees};
 
 use crate::model::de::{Spanned, SpannedMap, Str, Text, nullable};
@@ -222,6 +224,11 @@ struct Dir {
     component: bool,
     /// It lists its own directory (`.`).
     includes_itself: bool,
+    /// The kustomization file and the local files its values may name: what a cached
+    /// render's key reads.
+    named: Vec<PathBuf>,
+    /// A field whose inputs a cache key cannot see ([`cache::UNCACHEABLE_FIELDS`]).
+    uncacheable: Option<&'static str>,
 }
 
 /// A discovered file, as the planner sees it.
@@ -260,6 +267,95 @@ pub struct Plan {
     conflicting: BTreeSet<PathBuf>,
     /// Roots not rendered because the run's render deadline passed.
     pub deadline_missed: usize,
+    /// How the rendered roots were had.
+    pub counts: RenderCounts,
+}
+
+/// How many roots the tool rendered, how many came from the cache, and how many were
+/// read as written because no named file feeds them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RenderCounts {
+    pub rendered: usize,
+    pub cached: usize,
+    pub not_fed: usize,
+}
+
+/// What became of one root.
+enum Outcome {
+    /// Rendered, by the tool or (`true`) from the cache.
+    Rendered(Rendered, bool),
+    /// With files named one by one, a root none of them feeds, not in the cache.
+    NotFed,
+    Failed(BuildError),
+    /// Not for the tool: no tool, a remote or repeated part, a component.
+    NotBuilt,
+}
+
+/// What every root's render shares.
+struct Renderer<'a> {
+    tool: Option<&'a Tool>,
+    /// [`Tool::identity`], for cache keys.
+    identity: String,
+    cache: Option<&'a Cache>,
+    fed_only: bool,
+    deadline: Instant,
+    max: u64,
+}
+
+impl Renderer<'_> {
+    /// One root: from the cache when its files are unchanged, else by the tool (unless no
+    /// linted file feeds it and only those are rendered).
+    fn render(
+        &self,
+        root: &Path,
+        dir: &Dir,
+        used: &Used,
+        dirs: &BTreeMap<PathBuf, Dir>,
+        linted: &BTreeSet<PathBuf>,
+    ) -> Outcome {
+        let Some(tool) = self.tool else {
+            return Outcome::NotBuilt;
+        };
+        if used.remote.is_some() || used.repeated.is_some() || dir.component {
+            return Outcome::NotBuilt;
+        }
+        let fed = (used.resources.keys().chain(&used.patches)).any(|p| linted.contains(p));
+        let context = dir.context && !fed;
+        let visited = || used.visited.iter().filter_map(|d| dirs.get(d));
+        let keyed = self
+            .cache
+            .filter(|_| visited().all(|d| d.uncacheable.is_none()))
+            .map(|cache| {
+                let mut named: Vec<PathBuf> = visited().flat_map(|d| d.named.clone()).collect();
+                named.sort();
+                named.dedup();
+                let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+                (cache, Cache::key(&self.identity, &real, &named))
+            });
+        if let Some(entry) = keyed.as_ref().and_then(|(c, k)| c.get(k)) {
+            let rendered = Rendered {
+                file: dir.file.clone(),
+                context,
+                text: entry.text,
+                origin_base: entry.origin_base,
+                patches: Vec::new(),
+            };
+            return Outcome::Rendered(rendered, true);
+        }
+        if self.fed_only && !fed {
+            return Outcome::NotFed;
+        }
+        match build(tool, dir, root, self.deadline, self.max) {
+            Ok(mut rendered) => {
+                if let Some((cache, key)) = &keyed {
+                    cache.put(key, &rendered.origin_base, &rendered.text);
+                }
+                rendered.context = context;
+                Outcome::Rendered(rendered, false)
+            }
+            Err(why) => Outcome::Failed(why),
+        }
+    }
 }
 
 /// Why a run cannot go on (exit code 2).
@@ -302,12 +398,17 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(300);
 
 /// Reads the kustomizations among `files` and decides what each root becomes: those no
 /// other includes, and the directories of `also_roots` (bases applied on their own too).
+/// A root is taken from `cache` when its files are unchanged, and kept there once
+/// rendered; with `fed_only` (files named one by one), a root no linted file feeds is
+/// rendered only from the cache.
 pub fn plan(
     files: &[Candidate],
     mode: Mode,
     tool: Option<Tool>,
     limits: Limits,
     also_roots: &[PathBuf],
+    cache: Option<&Cache>,
+    fed_only: bool,
 ) -> Result<Plan, KustomizeError> {
     let dirs: BTreeMap<PathBuf, Dir> = files
         .iter()
@@ -345,32 +446,53 @@ pub fn plan(
         roots.push((root, dir, used));
     }
     let deadline = Instant::now() + limits.deadline;
+    let linted: BTreeSet<PathBuf> = (files.iter().filter(|f| !f.context))
+        .map(|f| normal(&f.path))
+        .collect();
+    let renderer = Renderer {
+        tool: tool.as_ref(),
+        identity: tool.as_ref().map(Tool::identity).unwrap_or_default(),
+        cache,
+        fed_only,
+        deadline,
+        max: limits.max_file_size,
+    };
     // Each build is a process of its own: they run side by side, and are taken in order.
-    let builds: Vec<_> = {
+    let outcomes: Vec<Outcome> = {
         use rayon::prelude::*;
         (roots.par_iter())
-            .map(|(root, dir, used)| match &tool {
-                Some(tool)
-                    if used.remote.is_none() && used.repeated.is_none() && !dir.component =>
-                {
-                    Some(build(tool, dir, root, deadline, limits.max_file_size))
-                }
-                _ => None,
-            })
+            .map(|(root, dir, used)| renderer.render(root, dir, used, &dirs, &linted))
             .collect()
     };
-    for ((root, dir, used), built) in roots.into_iter().zip(builds) {
-        match built {
-            Some(Ok(mut rendered)) => {
+    if let Some(cache) =
+        cache.filter(|_| outcomes.iter().any(|o| matches!(o, Outcome::Rendered(..))))
+    {
+        cache.prune();
+    }
+    let mut not_fed = Vec::new();
+    for ((root, dir, used), outcome) in roots.into_iter().zip(outcomes) {
+        match outcome {
+            Outcome::Rendered(mut rendered, cached) => {
+                if cached {
+                    plan.counts.cached += 1;
+                } else {
+                    plan.counts.rendered += 1;
+                }
                 rendered.patches = used.patches.iter().cloned().collect();
                 plan.replaced.extend(used.resources.into_keys());
                 plan.replaced.extend(used.patches);
                 plan.rendered.push(rendered);
             }
-            failed => {
-                if let Some(Err(why)) = failed {
-                    plan.note_failure(tool.as_ref(), root, why, limits.deadline);
-                } else if let Some((file, why)) = &used.remote {
+            Outcome::NotFed => {
+                not_fed.push(root_name(&dir.file));
+                plan.add_unrendered(used);
+            }
+            Outcome::Failed(why) => {
+                plan.note_failure(tool.as_ref(), root, why, limits.deadline);
+                plan.add_unrendered(used);
+            }
+            Outcome::NotBuilt => {
+                if let Some((file, why)) = &used.remote {
                     plan.notes.push(format!(
                         "{} {why} and was not built (karplint does not go online); its local files are linted as written",
                         file.display()
@@ -385,6 +507,14 @@ pub fn plan(
                 plan.add_unrendered(used);
             }
         }
+    }
+    if !not_fed.is_empty() {
+        plan.counts.not_fed = not_fed.len();
+        plan.notes.push(format!(
+            "{} kustomization(s) that no named file feeds were not rendered (only named files are linted, and the cache held no render of them): {}; their files are read as written, with their namespace, name prefix and labels applied; a run on the whole tree fills the cache",
+            not_fed.len(),
+            crate::discover::first_names(&not_fed, 5)
+        ));
     }
     plan.note_tool(tool.as_ref(), mode);
     Ok(plan)
@@ -571,6 +701,8 @@ fn read_dir(f: &Candidate, max: u64) -> Dir {
         unreadable: None,
         component: false,
         includes_itself: false,
+        named: vec![normal(&f.path)],
+        uncacheable: None,
     };
     let (k, fields) = match read_kustomization(&f.path, max) {
         Ok(k) => k,
@@ -580,6 +712,8 @@ fn read_dir(f: &Candidate, max: u64) -> Dir {
         }
     };
     dir.remote = remote::remote_field(&fields).map(|f| format!("names a remote `{f}` entry"));
+    cache::named_files(&fields, &base, &mut dir.named);
+    dir.uncacheable = (cache::UNCACHEABLE_FIELDS.into_iter()).find(|f| fields.get(f).is_some());
     for r in k.resources.iter().chain(&k.bases).chain(&k.components) {
         // kustomize reads a remote spelling as remote before it looks on disk.
         if remote::url_like(r) {

@@ -131,6 +131,21 @@ impl Tool {
         format!("{program} {}", self.verb)
     }
 
+    /// What names this tool in a cache key: its program, verb, size and modification
+    /// time (an upgrade in place changes the last two).
+    pub(super) fn identity(&self) -> String {
+        let meta = std::fs::metadata(&self.program).ok();
+        let mtime = (meta.as_ref().and_then(|m| m.modified().ok()))
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        format!(
+            "{} {} {} {mtime}",
+            self.program.display(),
+            self.verb,
+            meta.map_or(0, |m| m.len())
+        )
+    }
+
     /// The command that renders the kustomization in `dir` (a private temporary directory,
     /// which also serves as the tool's home), sandboxed as the module says.
     pub(super) fn command(&self, dir: &Path) -> Command {
