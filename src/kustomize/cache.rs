@@ -9,7 +9,9 @@
 //!   path, size and modification time: an upgrade changes them), the root's real path, and,
 //!   for every kustomization the root walks, its file and every local file one of its
 //!   string values names (resources, patches, generator files and env files, replacements,
-//!   CRDs, configurations), with the contents of those that exist.
+//!   CRDs, configurations), with the contents of those that exist. Only regular files
+//!   within `--max-file-size` are read: a pipe, a device or a larger file makes the root
+//!   uncacheable.
 //! - **Bypassed.** A root with a remote part is never built at all; one whose
 //!   kustomizations name generators, transformers, validators or Helm charts (whose inputs
 //!   the key cannot see) is rendered every time. Failures are never kept.
@@ -78,8 +80,10 @@ impl Cache {
     }
 
     /// The key of a render: the tool, the root and the files (path and contents, or their
-    /// absence) its kustomizations name.
-    pub(super) fn key(tool: &str, root: &Path, files: &[PathBuf]) -> Key {
+    /// absence) its kustomizations name, each read only as a regular file of at most `max`
+    /// bytes. `None` (not cacheable) when one is something else: a pipe or device (which
+    /// could block, or change unseen), an unreadable or larger file.
+    pub(super) fn key(tool: &str, root: &Path, files: &[PathBuf], max: u64) -> Option<Key> {
         let mut h = Sha256::new();
         for part in [MAGIC, env!("CARGO_PKG_VERSION"), tool] {
             h.update(part.as_bytes());
@@ -89,16 +93,19 @@ impl Cache {
         h.update([0]);
         for f in files {
             h.update(f.as_os_str().as_encoded_bytes());
-            match std::fs::read(f) {
-                Ok(bytes) => {
+            match std::fs::metadata(f) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => h.update([2]),
+                Ok(m) if m.is_dir() => h.update([3]),
+                Ok(m) if m.is_file() => {
+                    let bytes = crate::discover::read_regular_file_at_most(f, max).ok()?;
                     h.update([1]);
                     h.update((bytes.len() as u64).to_le_bytes());
                     h.update(&bytes);
                 }
-                Err(_) => h.update([2]),
+                _ => return None,
             }
         }
-        Key(format!("{:x}", h.finalize()))
+        Some(Key(format!("{:x}", h.finalize())))
     }
 
     fn path(&self, key: &Key) -> PathBuf {
@@ -184,11 +191,13 @@ pub(super) fn named_files(fields: &serde_json::Value, base: &Path, out: &mut Vec
 mod tests {
     use super::*;
 
+    const MAX: u64 = 1 << 20;
+
     #[test]
     fn a_render_is_kept_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::at(dir.path());
-        let key = Cache::key("kustomize 1", Path::new("/r"), &[]);
+        let key = Cache::key("kustomize 1", Path::new("/r"), &[], MAX).unwrap();
         assert!(cache.get(&key).is_none());
         cache.put(&key, Path::new("/tmp/base"), "kind: A\n---\nkind: B\n");
         let e = cache.get(&key).unwrap();
@@ -203,18 +212,40 @@ mod tests {
         let missing = dir.path().join("later.yaml");
         std::fs::write(&f, "a").unwrap();
         let files = [f.clone(), missing.clone()];
-        let k1 = Cache::key("kustomize 1", dir.path(), &files);
-        assert_eq!(k1, Cache::key("kustomize 1", dir.path(), &files));
-        assert_ne!(k1, Cache::key("kustomize 2", dir.path(), &files));
+        let k1 = Cache::key("kustomize 1", dir.path(), &files, MAX).unwrap();
+        assert_eq!(
+            k1,
+            Cache::key("kustomize 1", dir.path(), &files, MAX).unwrap()
+        );
         assert_ne!(
             k1,
-            Cache::key("kustomize 1", Path::new("/elsewhere"), &files)
+            Cache::key("kustomize 2", dir.path(), &files, MAX).unwrap()
+        );
+        assert_ne!(
+            k1,
+            Cache::key("kustomize 1", Path::new("/elsewhere"), &files, MAX).unwrap()
         );
         std::fs::write(&f, "b").unwrap();
-        let k2 = Cache::key("kustomize 1", dir.path(), &files);
+        let k2 = Cache::key("kustomize 1", dir.path(), &files, MAX).unwrap();
         assert_ne!(k1, k2);
         std::fs::write(&missing, "").unwrap();
-        assert_ne!(k2, Cache::key("kustomize 1", dir.path(), &files));
+        assert_ne!(
+            k2,
+            Cache::key("kustomize 1", dir.path(), &files, MAX).unwrap()
+        );
+    }
+
+    /// A value naming a device or a file over the size limit makes the root uncacheable,
+    /// and is never read whole (`/dev/zero` never ends).
+    #[test]
+    fn a_device_or_a_large_file_is_not_read_for_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; 2048]).unwrap();
+        assert!(Cache::key("t", dir.path(), &[big], 1024).is_none());
+        #[cfg(unix)]
+        assert!(Cache::key("t", dir.path(), &[PathBuf::from("/dev/zero")], MAX).is_none());
+        assert!(Cache::key("t", dir.path(), &[dir.path().to_path_buf()], MAX).is_some());
     }
 
     #[test]
@@ -240,7 +271,7 @@ mod tests {
     fn an_entry_of_another_layout_is_not_read() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::at(dir.path());
-        let key = Cache::key("t", Path::new("/r"), &[]);
+        let key = Cache::key("t", Path::new("/r"), &[], MAX).unwrap();
         std::fs::create_dir_all(&cache.dir).unwrap();
         std::fs::write(cache.path(&key), "something else\n/b\nkind: A\n").unwrap();
         assert!(cache.get(&key).is_none());

@@ -325,12 +325,12 @@ impl Renderer<'_> {
         let keyed = self
             .cache
             .filter(|_| visited().all(|d| d.uncacheable.is_none()))
-            .map(|cache| {
+            .and_then(|cache| {
                 let mut named: Vec<PathBuf> = visited().flat_map(|d| d.named.clone()).collect();
                 named.sort();
                 named.dedup();
                 let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-                (cache, Cache::key(&self.identity, &real, &named))
+                Some((cache, Cache::key(&self.identity, &real, &named, self.max)?))
             });
         if let Some(entry) = keyed.as_ref().and_then(|(c, k)| c.get(k)) {
             let rendered = Rendered {
