@@ -676,12 +676,10 @@ fn kustomize_run(args: &[&str], path: &str) -> (Vec<(String, String, u64)>, Stri
 /// nodeSelector is reported at its line in the patch file.
 #[test]
 fn kustomize_renders_overlays_and_maps_findings_to_their_files() {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
-    if !has("kustomize") && !has("kubectl") {
-        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+    if !render_tool_present() {
         return;
     }
+    let path = std::env::var("PATH").unwrap_or_default();
     let (findings, text, code) = kustomize_run(&[], &path);
     assert_eq!(
         findings,
@@ -706,15 +704,7 @@ fn kustomize_renders_overlays_and_maps_findings_to_their_files() {
 /// the overlay, is named in a note, and `kustomizeRoots` renders it as a root of its own.
 #[test]
 fn a_finding_no_file_holds_as_rendered_stands_on_the_kustomization() {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
-    if !has("kustomize") && !has("kubectl") {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "CI installs kustomize or kubectl"
-        );
-        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+    if !render_tool_present() {
         return;
     }
     let out = karplint()
@@ -999,10 +989,7 @@ spec:
 /// rendered), and is not reported unused.
 #[test]
 fn kustomize_findings_honour_annotation_suppressions() {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let has = |tool: &str| std::env::split_paths(&path).any(|d| d.join(tool).is_file());
-    if !has("kustomize") && !has("kubectl") {
-        eprintln!("skipped: neither kustomize nor kubectl is on PATH");
+    if !render_tool_present() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
