@@ -52,6 +52,9 @@ pub struct WorkloadFacts {
     /// The rules the per-object hooks reported on it: a finding of the batch yields to one
     /// of the same rule that already names the field to change.
     pub reported: Box<[&'static str]>,
+    /// The most replicas a scheduling finding of the per-object hooks says stay Pending
+    /// (`usize::MAX` for every one); `None` when none was reported.
+    pub claimed: Option<usize>,
     /// A static node group outside Karpenter could run its pods.
     pub static_capacity: bool,
     /// A Pod that is a template something else fills in ([`Object::is_pod_template`]): its
@@ -170,6 +173,7 @@ impl WorkloadFacts {
             claims,
             evictable: evictable(w),
             reported: Box::default(),
+            claimed: None,
             static_capacity: false,
             pod_template: obj.is_pod_template(),
             batch: None,
@@ -238,6 +242,12 @@ impl Workloads {
 
     pub fn iter(&self) -> std::slice::Iter<'_, WorkloadFacts> {
         self.all.iter()
+    }
+
+    /// The workload at `order` in the run's object order ([`order`]).
+    pub fn at(&self, order: (usize, usize, usize)) -> Option<&WorkloadFacts> {
+        let i = self.all.binary_search_by_key(&order, |w| w.order).ok()?;
+        Some(&self.all[i])
     }
 
     /// The workloads of a namespace written in one source, in object order (found by

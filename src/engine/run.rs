@@ -65,8 +65,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
         opts.max_batch_pods,
     );
     let workloads = Workloads::new(checked.facts);
-    let mut findings = checked.findings.found;
-    findings.extend(rules::check_run(cx, &workloads, checked.findings.deferred));
+    let mut findings = rules::check_run(cx, &workloads, checked.findings);
     let plan = checked.rows.into_iter().map(|(_, row)| row).collect();
 
     let mut files = FileSummary::of(files, sources);

@@ -47,14 +47,23 @@ impl Checked {
     /// its plan row.
     fn object(&mut self, o: &Object, cx: &Context, plan: Option<bool>) {
         let placed = Placed::new(o, cx);
-        let before = (self.findings.found.len(), self.findings.deferred.len());
+        let f = &self.findings;
+        let before = (f.found.len(), f.deferred.len(), f.settled.len());
         if !o.context {
             rules::check_object(cx, &placed, &mut self.findings);
         }
         if let Some(mut facts) = WorkloadFacts::of(o, placed.verdict(), cx.index) {
-            let found = self.findings.found[before.0..].iter();
-            let deferred = self.findings.deferred[before.1..].iter().map(|(f, _)| f);
-            facts.reported = found.chain(deferred).map(|f| f.rule).collect();
+            let f = &self.findings;
+            let found = f.found[before.0..].iter();
+            let deferred = f.deferred[before.1..].iter().map(|(f, _)| f);
+            let settled = &f.settled[before.2..];
+            facts.claimed = rules::claimed(found.clone().chain(deferred.clone()), settled);
+            let settled = settled.iter().map(|(f, _)| f);
+            facts.reported = found
+                .chain(deferred)
+                .chain(settled)
+                .map(|f| f.rule)
+                .collect();
             facts.static_capacity = rules::static_capacity_takes(cx, o);
             facts.pending_on = rules::pending_on(cx, &placed);
             self.facts.push(facts);

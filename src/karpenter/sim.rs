@@ -569,7 +569,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     }
 
     /// What Karpenter decided of pool `i` before any pod ([`gate`]).
-    pub(super) fn gate(&self, i: usize) -> Option<&Failure> {
+    pub(crate) fn gate(&self, i: usize) -> Option<&Failure> {
         self.gates[i].as_ref()
     }
 
@@ -633,15 +633,24 @@ impl<'a, 'c> Simulator<'a, 'c> {
         })
     }
 
-    /// The failure a Pending pod's finding leads with: the NodePool the pod was meant for,
-    /// when its `nodeSelector` names a label (other than a well-known one) that exactly one
-    /// NodePool's template sets to that value, whichever pool came closer; otherwise the
-    /// closest pool (`failures` come closest first).
+    /// The failure a Pending pod's finding leads with: the NodePool the pod was meant for
+    /// ([`Simulator::meant`]), whichever pool came closer, unless Karpenter skips that pool
+    /// before any pod (its error then never names it); otherwise the closest pool
+    /// (`failures` come closest first).
     pub fn headline<'f>(
         &self,
         spec: &PodSpec,
         failures: &'f [PoolFailure],
     ) -> Option<&'f PoolFailure> {
+        let tried = |&i: &usize| self.gates[i].as_ref().is_none_or(|g| !g.skips_pool());
+        (self.meant(spec).filter(tried))
+            .and_then(|i| failures.iter().find(|f| f.pool == i))
+            .or_else(|| failures.first())
+    }
+
+    /// The NodePool a pod was meant for: its `nodeSelector` names a label (other than a
+    /// well-known one) that exactly one NodePool's template sets to that value.
+    pub fn meant(&self, spec: &PodSpec) -> Option<usize> {
         let meant: std::collections::BTreeSet<usize> = (spec.node_selector.iter())
             .filter(|(k, _)| !super::requirements::is_well_known(k))
             .flat_map(|(k, v)| {
@@ -654,9 +663,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     .map(|(i, _)| i)
             })
             .collect();
-        let only = (meant.len() == 1).then(|| meant.first().copied()).flatten();
-        only.and_then(|i| failures.iter().find(|f| f.pool == i))
-            .or_else(|| failures.first())
+        (meant.len() == 1).then(|| meant.first().copied()).flatten()
     }
 
     /// What Karpenter would do with the pod template of `obj`.

@@ -8,6 +8,7 @@
 //! and one line in the `rules!` list below.
 
 mod scheduling;
+pub(crate) use scheduling::claimed;
 
 pub(crate) use scheduling::{pending_on, static_capacity_takes};
 
@@ -171,12 +172,24 @@ impl<'o> Placed<'o> {
     }
 }
 
-/// What the per-object hooks find: findings, and findings that stand only unless some
-/// workload of the run (known once every file is parsed) answers a question.
+/// What the per-object hooks find: findings, findings that stand only unless some
+/// workload of the run (known once every file is parsed) answers a question, and findings
+/// on a pod template's replicas that the batch settles.
 #[derive(Default)]
 pub struct Findings {
     pub found: Vec<Finding>,
     pub deferred: Vec<(Finding, Unless)>,
+    pub settled: Vec<(Finding, Settle)>,
+}
+
+/// What a scheduling finding on one pod template says of its workload's replicas, for the
+/// batch to settle once every pod of the run is placed ([`scheduling::settle`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Settle {
+    /// The workload's place in the run's order ([`crate::facts::order`]).
+    pub order: (usize, usize, usize),
+    /// How many replicas the finding says stay Pending; `None` for every one.
+    pub pending: Option<usize>,
 }
 
 /// The question that withdraws a deferred finding: does some workload of the run…
@@ -222,9 +235,17 @@ impl Findings {
         self.deferred.push((f, unless));
     }
 
+    /// Reports `f`, a finding that `pending` replicas of workload `obj` stay Pending
+    /// (`None`: every one), as the batch settles it.
+    pub fn settle(&mut self, f: Finding, obj: &Object, pending: Option<usize>) {
+        let order = crate::facts::order(obj);
+        self.settled.push((f, Settle { order, pending }));
+    }
+
     pub fn merge(&mut self, other: Findings) {
         self.found.extend(other.found);
         self.deferred.extend(other.deferred);
+        self.settled.extend(other.settled);
     }
 }
 
@@ -364,12 +385,14 @@ pub(crate) fn check_object(cx: &Context, o: &Placed, out: &mut Findings) {
 }
 
 /// Runs the hooks that need the whole run, once every workload's facts are in: each rule's
-/// [`Rule::check_run`], then the deferred findings no workload answered.
-pub(crate) fn check_run(
-    cx: &Context,
-    workloads: &Workloads,
-    deferred: Vec<(Finding, Unless)>,
-) -> Vec<Finding> {
+/// [`Rule::check_run`], then the deferred findings no workload answered and the settled
+/// findings as the batch settles them.
+pub(crate) fn check_run(cx: &Context, workloads: &Workloads, per_object: Findings) -> Vec<Finding> {
+    let Findings {
+        found,
+        deferred,
+        settled,
+    } = per_object;
     use rayon::prelude::*;
     let mut findings: Vec<Finding> = registry()
         .par_iter()
@@ -385,8 +408,11 @@ pub(crate) fn check_run(
             .filter(|(_, unless)| !workloads.iter().any(|w| unless.answered_by(w)))
             .map(|(f, _)| f),
     );
+    findings.extend(scheduling::settle(settled, workloads));
     findings.retain(|f| !f.on_context);
-    findings
+    let mut all = found;
+    all.append(&mut findings);
+    all
 }
 
 /// A related note naming the values of `key` a NodePool offers, on the requirement that

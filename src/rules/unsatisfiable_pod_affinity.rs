@@ -59,7 +59,7 @@ impl Rule for UnsatisfiablePodAffinity {
             let key_span = obj.span(&t.topology_key);
             if key != topology::LABEL_HOSTNAME && topology::no_domains_for_sure(sim, cx.index, key)
             {
-                out.push(
+                out.settle(
                     META.finding(obj,
                         key_span,
                         format!("{karpenter}: no NodePool or node has a value for this key"),
@@ -68,6 +68,8 @@ impl Rule for UnsatisfiablePodAffinity {
                     .help(format!(
                         "use a key Karpenter knows (`kubernetes.io/hostname`, `topology.kubernetes.io/zone`), or add `{{key: {key}, operator: In, values: [...]}}` to the requirements of the NodePools this workload uses"
                     )),
+                    obj,
+                    None,
                 );
                 continue;
             }
@@ -99,10 +101,10 @@ impl Rule for UnsatisfiablePodAffinity {
                     let p = &sim.pools[i];
                     f = super::offers_note(f, p, key);
                 }
-                out.push(f);
+                out.settle(f, obj, usize::try_from(replicas - n as i64).ok());
             } else if self_selecting && key == topology::LABEL_HOSTNAME {
-                if let Some(f) = first_node_overflow(o, sim, spec, key_span, &karpenter) {
-                    out.push(f);
+                if let Some((f, pending)) = first_node_overflow(o, sim, spec, key_span, &karpenter) {
+                    out.settle(f, obj, Some(pending));
                 }
             } else if !self_selecting && t.label_selector.is_some() {
                 out.defer(
@@ -165,14 +167,15 @@ const SIMULATED_REPLICAS: i64 = 1024;
 /// opens a NodeClaim and every other one must join it (`TopologyGroup.nextDomainAffinity`
 /// offers only domains that already hold a selected pod), so the replicas beyond what one
 /// node holds stay Pending. Decided by Karpenter's batch ([`scheduler::solve`]) on this
-/// workload alone, as on a fresh rollout onto new nodes.
+/// workload alone, as on a fresh rollout onto new nodes. The finding, and how many replicas
+/// stay Pending.
 fn first_node_overflow(
     o: &Placed,
     sim: &Simulator,
     spec: &PodSpec,
     key_span: Span,
     karpenter: &str,
-) -> Option<Finding> {
+) -> Option<(Finding, usize)> {
     let replicas = o.obj.workload()?.replica_count();
     if replicas < 2 || !matches!(o.verdict()?, Verdict::Schedules(_)) {
         return None;
@@ -190,8 +193,7 @@ fn first_node_overflow(
         matches!(p, PodOutcome::Pending(Some((_, f)), _) if f.kind() == "topology")
     })?;
     let nodepool = &sim.pools[pool].name;
-    Some(
-        META.finding(
+    let finding = META.finding(
             o.obj,
             key_span,
             format!(
@@ -202,6 +204,6 @@ fn first_node_overflow(
         .label("every replica on one node")
         .help(format!(
             "make this term `preferredDuringSchedulingIgnoredDuringExecution`, co-locate on a wider key such as `topology.kubernetes.io/zone`, or lower replicas or requests so {replicas} pods fit one node (this assumes the replicas start together on new nodes; pods with these labels already running would pin them to their node instead)"
-        )),
-    )
+        ));
+    Some((finding, usize::try_from(replicas - placed).unwrap_or(0)))
 }

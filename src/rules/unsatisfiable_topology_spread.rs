@@ -55,14 +55,14 @@ impl Rule for UnsatisfiableTopologySpread {
                 reach,
             };
             if topology::no_domains_for_sure(sim, cx.index, key) {
-                out.push(spread.key_without_values());
+                out.settle(spread.key_without_values(), obj, None);
                 continue;
             }
             if !topology::selects(c.label_selector.as_ref(), labels) || reach.tolerated.is_empty() {
                 continue;
             }
-            if let Some(f) = spread.too_few_domains(cx) {
-                out.push(f);
+            if let Some((f, pending)) = spread.too_few_domains(cx) {
+                out.settle(f, obj, Some(pending));
             }
         }
     }
@@ -119,8 +119,9 @@ impl Spread<'_, '_, '_> {
     }
 
     /// Fewer domains than the replicas need at `maxSkew`: too few for `minDomains`, or
-    /// domains the pod cannot reach counted as empty ones.
-    fn too_few_domains(&self, cx: &Context) -> Option<Finding> {
+    /// domains the pod cannot reach counted as empty ones; and how many replicas stay
+    /// Pending.
+    fn too_few_domains(&self, cx: &Context) -> Option<(Finding, usize)> {
         let c = self.c;
         let skew = c.max_skew.as_ref().map(|s| s.value).unwrap_or(1).max(1);
         let honor_affinity = c
@@ -141,12 +142,13 @@ impl Spread<'_, '_, '_> {
         let counted = reach.domains(sim, cx.index, key, counted_pools, honor_affinity);
         let usable = reach.domains(sim, cx.index, key, &reach.tolerated, true);
         let (obj, replicas, karpenter) = (self.obj, self.replicas, &self.karpenter);
-        if let Some(f) = min_domains(obj, c, cx, reach, &usable, skew, replicas, karpenter) {
-            return Some(f);
-        }
         let n = usable.count()?;
         let capacity = skew.saturating_mul(n as i64);
-        self.unreachable_domains_counted(counted_pools, &counted, &usable, capacity, honor_affinity)
+        let pending = usize::try_from(replicas.saturating_sub(capacity)).unwrap_or(0);
+        let f = min_domains(obj, c, cx, reach, &usable, skew, replicas, karpenter).or_else(|| {
+            self.unreachable_domains_counted(counted_pools, &counted, &usable, capacity, honor_affinity)
+        })?;
+        Some((f, pending))
     }
 
     /// The troubleshooting-guide trap: domains of pools the pod cannot use count (as empty
@@ -177,9 +179,10 @@ impl Spread<'_, '_, '_> {
         let mut f = META.finding_with(Severity::Warning, obj,
             obj.span(&self.c.topology_key),
             format!(
-                "{karpenter}: {key} [{}] of {why} counts as an empty domain, so only {capacity} of {replicas} replicas can schedule in {}",
+                "{karpenter}: {key} [{}] of {why} counts as an empty domain: only {capacity} of {replicas} replicas can schedule in {}, so {} replicas stay Pending",
                 extra_s.join(" "),
-                usable.render()
+                usable.render(),
+                replicas - capacity
             ),
         )
         .label(format!("{} domain(s) this pod can never reach are counted", extra.len()))
@@ -234,9 +237,10 @@ fn min_domains(
     let mut f = META.finding(obj,
         obj.span(min),
         format!(
-            "{karpenter}: minDomains is {} but the NodePools this pod can use offer {n} ({}), so at most maxSkew {skew} pod(s) go in each and only {capacity} of {replicas} replicas schedule",
+            "{karpenter}: minDomains is {} but the NodePools this pod can use offer {n} ({}): at most maxSkew {skew} pod(s) go in each and {capacity} of {replicas} replicas schedule, so {} replicas stay Pending",
             min.value,
-            usable.render()
+            usable.render(),
+            replicas - capacity
         ),
     )
     .label(format!("more than the {n} domain(s) available"))

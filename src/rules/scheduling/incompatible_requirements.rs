@@ -15,7 +15,7 @@ declare_rule!(
 
 impl Rule for IncompatibleRequirements {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
-        out.extend(super::pending_finding(cx, &META, o));
+        super::pending_finding(cx, &META, o, out);
     }
 
     fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {

@@ -16,7 +16,7 @@ pub use no_instance_type_fits::NoInstanceTypeFits;
 pub use replicas_exceed_capacity::ReplicasExceedCapacity;
 pub use untolerated_taint::UntoleratedTaint;
 
-use super::{Context, Placed, RuleMeta};
+use super::{Context, Findings, Placed, RuleMeta, Settle};
 use crate::diagnostic::Finding;
 use crate::facts::{Batched, Scheduling, WorkloadFacts, Workloads};
 use crate::karpenter::sim::{Failure, NO_NODEPOOL_LEFT, PoolFailure, Simulator, Stage, Verdict};
@@ -77,9 +77,16 @@ fn advice(failure: &Failure, nodepool: &str) -> Advice {
 }
 
 /// The finding of a rule for a pod template no NodePool takes, when the closest pool
-/// failed at the rule's stage: primary label on the pod field to change, every pool's
-/// reason as a related note.
-fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Finding> {
+/// failed at the rule's stage, for the batch to settle: primary label on the pod field to
+/// change, every pool's reason as a related note.
+fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed, out: &mut Findings) {
+    if let Some(f) = pending_template(cx, rule_meta, o) {
+        out.settle(f, o.obj, None);
+    }
+}
+
+/// [`pending_finding`]'s finding.
+fn pending_template(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Finding> {
     let obj = o.obj;
     let (Some(sim), Some(Verdict::Pending(failures))) = (&cx.sim, o.verdict()) else {
         return None;
@@ -93,7 +100,7 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     let pool = &sim.pools[first.pool];
     let span = first.pod_span.unwrap_or_else(|| template_span(obj));
     let message = format!(
-        "no NodePool can schedule this pod: NodePool \"{}\": {}",
+        "{NO_NODEPOOL_ALONE}: NodePool \"{}\": {}",
         pool.name,
         first.failure.headline_on(&pool.name, sim.version())
     );
@@ -112,6 +119,14 @@ fn pending_finding(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fin
     if let Some(t) = tainted {
         let nodepool = &sim.pools[t.pool].name;
         help.push_str(&format!("; or, {}", advice(&t.failure, nodepool).help));
+    }
+    // The pool the pod was meant for, skipped before any pod, is not in Karpenter's words.
+    let meant = sim.meant(spec).filter(|&m| m != first.pool);
+    if let Some((name, gate)) = meant.and_then(|m| Some((&sim.pools[m].name, sim.gate(m)?))) {
+        help.push_str(&format!(
+            "; NodePool \"{name}\", which this pod's nodeSelector names, is never tried: {}",
+            gate.headline_on(name, sim.version())
+        ));
     }
     let mut f = rule_meta
         .finding(obj, span, message)
@@ -192,6 +207,50 @@ pub(crate) fn batch_findings(
     }
 }
 
+/// The most replicas the per-object scheduling findings on one workload say stay Pending
+/// (`usize::MAX` for every one): a finding that is not settled counts every replica.
+pub(crate) fn claimed<'f>(
+    unsettled: impl Iterator<Item = &'f Finding>,
+    settled: &[(Finding, Settle)],
+) -> Option<usize> {
+    let every = (unsettled.filter(|f| SCHEDULING_RULES.contains(&f.rule))).map(|_| usize::MAX);
+    let counted = (settled.iter()).map(|(_, s)| s.pending.unwrap_or(usize::MAX));
+    every.chain(counted).max()
+}
+
+/// The per-object findings on a workload's replicas as the batch settles them (the one
+/// verdict, `engine/verdict.rs`). A workload the batch places in full loses them: its pods
+/// join NodeClaims that other pods opened, or nodes that already exist. A finding that says
+/// every replica stays Pending, on a workload the batch leaves partly Pending, is restated
+/// with the batch's count. A workload left out of the batch keeps them as they are.
+pub(crate) fn settle(
+    settled: Vec<(Finding, Settle)>,
+    workloads: &Workloads,
+) -> impl Iterator<Item = Finding> + '_ {
+    settled.into_iter().filter_map(|(mut f, s)| {
+        let Some(b) = workloads.at(s.order).and_then(|w| w.batch.as_ref()) else {
+            return Some(f);
+        };
+        if b.pending == 0 {
+            return None;
+        }
+        if s.pending.is_none() && b.pending < b.replicas {
+            let alone = (f.message.strip_prefix(NO_NODEPOOL_ALONE)).map_or_else(
+                || f.message.clone(),
+                |rest| format!("alone, {NO_NODEPOOL_ALONE}{rest}"),
+            );
+            f.message = format!(
+                "{} of {} replicas stay Pending once every pod of the run is placed; {alone}",
+                b.pending, b.replicas
+            );
+        }
+        Some(f)
+    })
+}
+
+/// The start of a finding on a pod template no NodePool takes.
+const NO_NODEPOOL_ALONE: &str = "no NodePool can schedule this pod";
+
 /// The rules that report a pod Karpenter would leave Pending.
 const SCHEDULING_RULES: [&str; 7] = [
     incompatible_requirements::META.id,
@@ -217,8 +276,9 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
         Scheduling::Pending => w.static_capacity,
         Scheduling::Unknown | Scheduling::NotProvisioned => false,
     };
-    let reported = (w.reported.iter()).any(|r| SCHEDULING_RULES.contains(r));
-    if b.pending == 0 || w.context || !(judged_alone && !reported || spent_first(w, b)) {
+    // The per-object findings already count as many Pending replicas.
+    let explained = w.claimed.is_some_and(|c| c >= b.pending);
+    if b.pending == 0 || w.context || !(judged_alone && !explained || spent_first(w, b)) {
         return None;
     }
     let limits = b.first.as_ref().is_some_and(|f| limits_cause(w, sim, f));

@@ -18,7 +18,7 @@ const LABEL: &str = "no allowed instance type fits this request";
 
 impl Rule for NoInstanceTypeFits {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
-        out.extend(super::pending_finding(cx, &META, o));
+        super::pending_finding(cx, &META, o, out);
     }
 
     fn check_run(&self, cx: &Context, workloads: &Workloads, out: &mut Vec<Finding>) {

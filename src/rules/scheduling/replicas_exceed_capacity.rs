@@ -28,7 +28,7 @@ const LIMITS_LABEL: &str = "more than the NodePool limits allow";
 
 impl Rule for ReplicasExceedCapacity {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
-        out.extend(super::pending_finding(cx, &META, o));
+        super::pending_finding(cx, &META, o, out);
         out.extend(static_capacity_finding(o.obj, cx));
     }
 
