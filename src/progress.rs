@@ -1,10 +1,11 @@
-//! Progress on stderr for long runs: `parsed N/M files`, redrawn in place. A file counts once
-//! it is parsed and, for most files, linted (see `engine`).
+//! Progress on stderr for long runs, redrawn in place: `rendered N/M kustomizations` while
+//! the render tool builds the kustomization roots, then `parsed N/M files`. A file counts
+//! once it is parsed and, for most files, linted (see `engine`).
 //!
 //! Shown only when the CLI turns it on (stderr is a terminal and the output format is the
-//! human one) and only once the parse stage has run for a second, so quick runs, pipes, CI
-//! logs and JSON output never see it. A small thread redraws the line; the parse stage only
-//! bumps an atomic counter.
+//! human one) and only once a stage has run for a second, so quick runs, pipes, CI logs and
+//! JSON output never see it. A small thread redraws the line; the stage only bumps an
+//! atomic counter.
 //!
 //! Written here rather than with indicatif, by measurement (2026-12-01, `cargo build
 //! --release`, Linux x86_64): the same tree with this module as indicatif 0.18.6 (a hidden
@@ -31,18 +32,41 @@ pub struct Progress {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// What a progress line counts: `{verb} {n}/{total} {what}`.
+#[derive(Debug, Clone, Copy)]
+pub struct Counting {
+    pub verb: &'static str,
+    pub what: &'static str,
+    pub total: usize,
+}
+
+impl Counting {
+    fn line(&self, n: usize) -> String {
+        format!("karplint: {} {n}/{} {}", self.verb, self.total, self.what)
+    }
+}
+
 impl Progress {
+    /// Files parsed, of `total`.
     pub fn start(total: usize) -> Progress {
+        Progress::counting(Counting {
+            verb: "parsed",
+            what: "files",
+            total,
+        })
+    }
+
+    pub fn counting(counting: Counting) -> Progress {
         let done = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = ENABLED.load(Ordering::Relaxed).then(|| {
             let (done, stop) = (done.clone(), stop.clone());
-            std::thread::spawn(move || draw(total, &done, &stop))
+            std::thread::spawn(move || draw(counting, &done, &stop))
         });
         Progress { done, stop, thread }
     }
 
-    /// One more file parsed.
+    /// One more counted.
     pub fn tick(&self) {
         self.done.fetch_add(1, Ordering::Relaxed);
     }
@@ -58,7 +82,7 @@ impl Drop for Progress {
     }
 }
 
-fn draw(total: usize, done: &AtomicUsize, stop: &AtomicBool) {
+fn draw(counting: Counting, done: &AtomicUsize, stop: &AtomicBool) {
     let start = Instant::now();
     let mut drawn = false;
     while !stop.load(Ordering::Relaxed) {
@@ -68,7 +92,7 @@ fn draw(total: usize, done: &AtomicUsize, stop: &AtomicBool) {
         }
         let n = done.load(Ordering::Relaxed);
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[Kkarplint: parsed {n}/{total} files");
+        let _ = write!(err, "\r\x1b[K{}", counting.line(n));
         let _ = err.flush();
         drawn = true;
     }
@@ -76,5 +100,33 @@ fn draw(total: usize, done: &AtomicUsize, stop: &AtomicBool) {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[K");
         let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_the_stage_and_its_count() {
+        let renders = Counting {
+            verb: "rendered",
+            what: "kustomizations",
+            total: 80,
+        };
+        assert_eq!(renders.line(3), "karplint: rendered 3/80 kustomizations");
+    }
+
+    #[test]
+    fn progress_off_draws_nothing_and_counts() {
+        let p = Progress::counting(Counting {
+            verb: "parsed",
+            what: "files",
+            total: 2,
+        });
+        p.tick();
+        p.tick();
+        assert!(p.thread.is_none());
+        assert_eq!(p.done.load(Ordering::Relaxed), 2);
     }
 }

@@ -24,6 +24,7 @@ pub use tool::{Chosen, Isolation, Tool, ToolError, isolation, untrusted_trees};
 
 use crate::model::de::{Spanned, SpannedMap, Str, Text, nullable};
 use crate::model::{Body, Kind, Object};
+use crate::progress::{Counting, Progress};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -460,8 +461,17 @@ pub fn plan(
     // Each build is a process of its own: they run side by side, and are taken in order.
     let outcomes: Vec<Outcome> = {
         use rayon::prelude::*;
+        let progress = Progress::counting(Counting {
+            verb: "rendered",
+            what: "kustomizations",
+            total: roots.len(),
+        });
         (roots.par_iter())
-            .map(|(root, dir, used)| renderer.render(root, dir, used, &dirs, &linted))
+            .map(|(root, dir, used)| {
+                let outcome = renderer.render(root, dir, used, &dirs, &linted);
+                progress.tick();
+                outcome
+            })
             .collect()
     };
     if let Some(cache) =
