@@ -146,6 +146,9 @@ pub enum Entry {
     /// Pod templates at these paths (`spec.workerGroupSpecs[0].template`), each reported
     /// under its index in the list.
     Templates(Vec<String>),
+    /// The items of a `kind: List`, by their apiVersion and kind (`None` when either is
+    /// missing), each reported under its index.
+    Items(Vec<Option<(String, String)>>),
 }
 
 /// One step of a path.
@@ -161,6 +164,8 @@ enum Step<'a> {
 struct Route {
     next: Vec<(Step<'static>, Route)>,
     template: Option<usize>,
+    /// The type at the end, when it is not a pod template (a List's item).
+    root: Option<u16>,
 }
 
 impl Route {
@@ -181,6 +186,30 @@ impl Route {
             at.template = Some(i);
         }
         root
+    }
+
+    /// The route to each item of a List whose kind has a schema.
+    fn of_items(s: &Schemas, items: &[Option<(String, String)>]) -> Route {
+        let each = (items.iter().enumerate())
+            .filter_map(|(i, item)| {
+                let (api, kind) = item.as_ref()?;
+                let root = s.root(api, kind)?;
+                let end = Route {
+                    template: Some(i),
+                    root: Some(root),
+                    ..Route::default()
+                };
+                Some((Step::Index(i), end))
+            })
+            .collect();
+        let items = Route {
+            next: each,
+            ..Route::default()
+        };
+        Route {
+            next: vec![(Step::Key(Cow::Borrowed("items")), items)],
+            ..Route::default()
+        }
     }
 
     fn step(&self, s: &Step) -> Option<&Route> {
@@ -235,6 +264,10 @@ pub fn unknown_fields(
             route = Route::of(paths);
             Expect::Route(&route)
         }
+        Entry::Items(items) => {
+            route = Route::of_items(s, items);
+            Expect::Route(&route)
+        }
     };
     let mut w = Walker {
         s,
@@ -242,6 +275,7 @@ pub fn unknown_fields(
         path: Vec::new(),
         types: Vec::new(),
         template: 0,
+        base: 0,
         out: Vec::new(),
     };
     match w.document(expect) {
@@ -258,6 +292,8 @@ struct Walker<'a> {
     /// The object types around the node being read, innermost last, with the length of
     /// [`Walker::path`] at each.
     types: Vec<(u16, usize)>,
+    /// Where the object being read starts in [`Walker::path`]: 0, or a List item's place.
+    base: usize,
     /// The template being read (see [`Entry::Templates`]).
     template: usize,
     out: Vec<(usize, UnknownField)>,
@@ -380,9 +416,14 @@ impl<'a> Walker<'a> {
 
     /// Follows a route: at a template's end, the pod template's type.
     fn enter<'r>(&mut self, next: &'r Route) -> Expect<'r> {
-        match (next.template, self.s.pod_template) {
+        match (next.template, next.root.or(self.s.pod_template)) {
             (Some(i), Some(t)) => {
                 self.template = i;
+                // A List's item is an object of its own: its paths start below the step
+                // about to be taken.
+                if next.root.is_some() {
+                    self.base = self.path.len() + 1;
+                }
                 Expect::Ref(Ref::Type(t))
             }
             _ => Expect::Route(next),
@@ -420,7 +461,7 @@ impl<'a> Walker<'a> {
                 offset: u32::try_from(range.start).unwrap_or(u32::MAX),
                 len: u32::try_from(range.len()).unwrap_or(0),
                 key: Str::from(key),
-                parent: render(&self.path),
+                parent: render(&self.path[self.base..]),
                 suggestion,
                 belongs_to,
             },

@@ -505,10 +505,27 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             let mut doc = *doc;
             let rejected_ints = std::mem::take(&mut doc.rejected_ints);
             let mut objects = Vec::new();
-            let count = into_objects(id, offset, doc, context, &mut objects);
-            if !list && !context {
-                check_fields(text, &mut objects);
-            }
+            let count = if list {
+                let items = std::mem::take(&mut doc.items);
+                let kinds = items.iter().map(item_kind).collect();
+                let mut from = Vec::with_capacity(items.len());
+                let mut count = 0;
+                for item in items {
+                    let start = objects.len();
+                    count += into_objects(id, offset, item, context, &mut objects);
+                    from.push(start..objects.len());
+                }
+                if !context {
+                    check_list_fields(text, kinds, &from, &mut objects);
+                }
+                count
+            } else {
+                let count = into_objects(id, offset, doc, context, &mut objects);
+                if !context {
+                    check_fields(text, &mut objects);
+                }
+                count
+            };
             // A document read as several workloads is one object read once per pod template
             // (a CRD): an integer it rejects belongs to the object as a whole.
             let owner = objects.first().map(|o| Box::new(ObjectRef::of(o).whole()));
@@ -585,6 +602,48 @@ fn check_fields(text: &str, objects: &mut [Object]) {
             objects[0].unknown_fields = found.into_iter().map(|(_, f)| f).collect();
         }
         _ => {}
+    }
+}
+
+/// A List item's apiVersion and kind.
+fn item_kind(item: &RawDoc) -> Option<(String, String)> {
+    let api = item.api_version.as_ref()?.value.to_string();
+    Some((api, item.kind.as_ref()?.value.to_string()))
+}
+
+/// [`check_fields`] for the items of a `kind: List` of `kinds`: the objects of item `i`
+/// are `objects[from[i]]`. An item read as one object of a kind with a schema is checked
+/// whole; a workload CRD's templates in a List are not looked into.
+fn check_list_fields(
+    text: &str,
+    kinds: Vec<Option<(String, String)>>,
+    from: &[std::ops::Range<usize>],
+    objects: &mut [Object],
+) {
+    let s = fields::schemas();
+    let checked = |i: usize| {
+        from.get(i)
+            .filter(|r| r.len() == 1)
+            .map(|r| r.start)
+            .filter(|&at| {
+                let o = &objects[at];
+                s.checks(&o.api_version, &o.kind_name)
+            })
+    };
+    if !(0..kinds.len()).any(|i| checked(i).is_some()) {
+        return;
+    }
+    let found = fields::unknown_fields(text, "v1", "List", &fields::Entry::Items(kinds));
+    let mut per_object: Vec<Vec<crate::model::UnknownField>> = vec![Vec::new(); objects.len()];
+    for (i, f) in found {
+        if let Some(at) = checked(i) {
+            per_object[at].push(f);
+        }
+    }
+    for (o, found) in objects.iter_mut().zip(per_object) {
+        if !found.is_empty() {
+            o.unknown_fields = found.into_boxed_slice();
+        }
     }
 }
 
