@@ -17,6 +17,7 @@
 # no cache (cold), from a warm cache, and as a pre-commit run naming one overlay's patch
 # (cold cache), with the number of roots each rendered.
 # Needs hyperfine (apt-get install -y hyperfine) and GNU time (apt-get install -y time).
+# When kubeconform and kube-score are installed, the tree is also timed with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -171,3 +172,33 @@ for j in (1, 2):
 for name in ("bare parse", "karplint"):
     print(f"- {name} speed-up 1 → 2 threads: {means[(name, 1)]/means[(name, 2)]:.2f}×")
 PY
+
+# Peers, when installed (go install github.com/yannh/kubeconform/cmd/kubeconform@v0.6.7
+# github.com/zegl/kube-score/cmd/kube-score@v1.19.0): the same tree at 2 threads.
+# kubeconform runs offline against an empty schema directory, so it parses and skips every
+# resource; kube-score scores every file (its exit code, 1 on critical findings, is ignored).
+PATH=$PATH:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin
+peers=()
+if command -v kubeconform >/dev/null; then
+  mkdir -p "$out/schemas"
+  peers+=(-n "kubeconform (no schemas)" "kubeconform -n 2 -summary -ignore-missing-schemas -schema-location '$out/schemas/{{ .ResourceKind }}.json' $dir")
+fi
+if command -v kube-score >/dev/null; then
+  peers+=(-n "kube-score" "find $dir -type f \\( -name '*.yaml' -o -name '*.yml' \\) -print0 | xargs -0 kube-score score -o ci")
+fi
+if [ ${#peers[@]} -gt 0 ]; then
+  hyperfine --style none --warmup 1 --runs "$runs" -i --export-json "$out/peers.json" \
+    -n "karplint" "$bin/karplint -j 2 --format json --fail-on never $dir" "${peers[@]}" >/dev/null
+  python3 - "$out/peers.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+lint = next(r["mean"] for r in results if r["command"] == "karplint")
+print("\n| tool (2 threads) | wall (s, mean ± sd) | CPU (user+sys, s) | karplint's wall / the tool's |")
+print("|---|---|---|---|")
+for r in results:
+    print(f"| {r['command']} | {r['mean']:.2f} ± {r['stddev'] or 0:.2f} | {r['user'] + r['system']:.2f} | {lint / r['mean']:.2f}× |")
+PY
+else
+  echo
+  echo "(kubeconform and kube-score not installed: no comparison with peers)"
+fi
