@@ -1520,6 +1520,40 @@ fn cached_run(tree: &std::path::Path, cache: &std::path::Path, args: &[&str]) ->
     (line, v)
 }
 
+/// Files named one by one still render a root that no named file feeds when it holds
+/// objects every workload is judged against: here a platform kustomization that taints its
+/// NodePool, so the named overlay's pods are judged against the tainted pool.
+#[test]
+fn named_files_render_the_kustomizations_that_shape_the_cluster() {
+    if !render_tool_present() {
+        return;
+    }
+    let tree = kustomize_tree_copy();
+    let platform = tree.path().join("platform");
+    std::fs::write(
+        platform.join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - nodepool.yaml\npatches:\n  - path: taint.yaml\n",
+    )
+    .expect("write");
+    std::fs::write(
+        platform.join("taint.yaml"),
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      taints:\n        - {key: dedicated, value: batch, effect: NoSchedule}\n",
+    )
+    .expect("write");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let named = ["--context", ".", "overlays/prod/resources.yaml"];
+    let (line, v) = cached_run(tree.path(), cache.path(), &named);
+    assert_eq!(
+        line,
+        "kustomizations: 2 rendered, 0 from the cache, 1 not rendered (no named file feeds them)"
+    );
+    assert!(
+        (v["diagnostics"].as_array().into_iter().flatten())
+            .any(|d| d["rule"] == "untolerated-taint"),
+        "{v}"
+    );
+}
+
 /// A second run takes each unchanged root from the cache and reports the same; a change
 /// to a file a root uses renders that root again; `--no-cache` renders every root.
 #[test]

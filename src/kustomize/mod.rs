@@ -343,7 +343,7 @@ impl Renderer<'_> {
             };
             return Outcome::Rendered(rendered, true);
         }
-        if self.fed_only && !fed {
+        if self.fed_only && !fed && !shapes_the_cluster(dir, used, dirs, self.max) {
             return Outcome::NotFed;
         }
         match build(tool, dir, root, self.deadline, self.max) {
@@ -357,6 +357,26 @@ impl Renderer<'_> {
             Err(why) => Outcome::Failed(why),
         }
     }
+}
+
+/// Whether a root's kustomizations, resources or patches may hold objects every workload
+/// is judged against (NodePools, node classes, DaemonSets, LimitRanges, …: the byte scan
+/// [`crate::parse::scan::may_shape_the_cluster`]). Such a root is rendered even when no
+/// named file feeds it, so that the cluster is read as the overlays patch it. A file that
+/// cannot be read within `max` bytes is taken to shape it.
+fn shapes_the_cluster(dir: &Dir, used: &Used, dirs: &BTreeMap<PathBuf, Dir>, max: u64) -> bool {
+    let kustomizations = (used.visited.iter())
+        .filter_map(|d| dirs.get(d))
+        .map(|d| &d.file);
+    let files = (used.resources.keys()).chain(&used.patches);
+    std::iter::once(&dir.file)
+        .chain(kustomizations)
+        .chain(files)
+        .any(|f| {
+            crate::discover::read_regular_file_at_most(f, max)
+                .ok()
+                .is_none_or(|text| crate::parse::scan::may_shape_the_cluster(&text))
+        })
 }
 
 /// Why a run cannot go on (exit code 2).

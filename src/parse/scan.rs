@@ -34,8 +34,37 @@ const HELD_KINDS: &[&[u8]] = &[
     b"StorageClass",
 ];
 
+/// The held kinds that change how every other workload is judged: the capacity Karpenter
+/// launches and what admission adds to pods, rather than one workload's own budget,
+/// claims or autoscaler.
+const CLUSTER_SHAPING_KINDS: &[&[u8]] = &[
+    b"AWSNodeTemplate",
+    b"ClusterConfig",
+    b"DaemonSet",
+    b"EC2NodeClass",
+    b"LimitRange",
+    b"Node",
+    b"NodeClass",
+    b"NodeOverlay",
+    b"NodePool",
+    b"Provisioner",
+    b"RuntimeClass",
+    b"StorageClass",
+];
+
 /// Does the text have a `kind: X` (YAML or JSON, any quoting) whose `X` is a held kind?
 pub fn may_hold_cluster_objects(text: &[u8]) -> bool {
+    may_hold_kinds(text, HELD_KINDS)
+}
+
+/// Does the text have a `kind: X` whose `X` changes how every other workload is judged
+/// ([`CLUSTER_SHAPING_KINDS`]): a NodePool, a node class, a DaemonSet, a LimitRange, …?
+pub fn may_shape_the_cluster(text: &[u8]) -> bool {
+    may_hold_kinds(text, CLUSTER_SHAPING_KINDS)
+}
+
+/// Does the text have a `kind: X` whose `X` is one of `kinds`?
+fn may_hold_kinds(text: &[u8], kinds: &[&[u8]]) -> bool {
     let finder = memchr::memmem::Finder::new(b"kind");
     let mut from = 0;
     while let Some(at) = finder.find(&text[from..]).map(|p| from + p) {
@@ -62,7 +91,7 @@ pub fn may_hold_cluster_objects(text: &[u8]) -> bool {
             &mut i,
             b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
         );
-        if HELD_KINDS.contains(&&text[start..i]) {
+        if kinds.contains(&&text[start..i]) {
             return true;
         }
     }
@@ -72,6 +101,32 @@ pub fn may_hold_cluster_objects(text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::may_hold_cluster_objects as holds;
+
+    #[test]
+    fn only_the_kinds_every_workload_is_judged_against_shape_the_cluster() {
+        use super::may_shape_the_cluster as shapes;
+        for kind in [
+            "NodePool",
+            "EC2NodeClass",
+            "DaemonSet",
+            "LimitRange",
+            "RuntimeClass",
+        ] {
+            assert!(shapes(format!("kind: {kind}\n").as_bytes()), "{kind}");
+        }
+        for kind in [
+            "PodDisruptionBudget",
+            "PersistentVolumeClaim",
+            "Namespace",
+            "Deployment",
+        ] {
+            assert!(!shapes(format!("kind: {kind}\n").as_bytes()), "{kind}");
+            assert_eq!(
+                holds(format!("kind: {kind}\n").as_bytes()),
+                kind != "Deployment"
+            );
+        }
+    }
 
     #[test]
     fn finds_held_kinds_in_any_quoting() {
