@@ -46,7 +46,7 @@ pub(super) fn place(
             let row = &mut rows[at].1;
             plan::settle_pending_in_batch(row, sim, &pods);
             row.pods = plan::pod_rows(sim, &existing, pods);
-            plan::settle_on_static_nodes(row);
+            plan::settle_placed_in_batch(row);
             (row.instance_types, row.monthly_cost) =
                 cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
         }

@@ -223,15 +223,22 @@ pub fn settle_pending_in_batch(row: &mut PlanRow, sim: &Simulator, pods: &[PodOu
     row.failures = refusals(sim, first.iter().map(|(pool, failure)| (*pool, failure)));
 }
 
-/// A row whose pod no NodePool takes, but whose replicas all run on static nodes: it
-/// schedules there.
-pub fn settle_on_static_nodes(row: &mut PlanRow) {
-    if row.outcome == "pending" && !row.pods.is_empty() && pending_in_batch(row) == 0 {
-        row.outcome = "schedules";
-        row.node_group = row.pods.iter().find_map(|p| p.node_group.clone());
-        row.reason = None;
-        row.failures.clear();
+/// A row whose pod no NodePool takes alone, but some of whose replicas the batch places
+/// (on static nodes, or on NodeClaims that other pods opened): it schedules where its first
+/// placed replica went, and the others count as Pending in the batch (`50 (47 pending)`),
+/// as the lint reports them.
+pub fn settle_placed_in_batch(row: &mut PlanRow) {
+    if row.outcome != "pending" {
+        return;
     }
+    let Some(placed) = row.pods.iter().find(|p| p.outcome == "schedules") else {
+        return;
+    };
+    row.outcome = "schedules";
+    row.nodepool = placed.nodepool.clone();
+    row.node_group = placed.node_group.clone();
+    row.reason = None;
+    row.failures.clear();
 }
 
 /// A pending row's reason: NodePool `pool`'s refusal, in Karpenter's words.
