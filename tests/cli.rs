@@ -1497,6 +1497,14 @@ fn kustomize_tree_copy() -> tempfile::TempDir {
     dir
 }
 
+/// `--statistics`' line on the renders of a run that rendered, took from the cache and did
+/// not render these many kustomization roots.
+fn renders(rendered: usize, cached: usize, not_fed: usize) -> String {
+    format!(
+        "kustomizations: {rendered} rendered, {cached} from the cache, {not_fed} not rendered (no named file feeds them)"
+    )
+}
+
 /// `--statistics`' line on the renders, and the JSON findings, of one run in `tree`.
 fn cached_run(tree: &std::path::Path, cache: &std::path::Path, args: &[&str]) -> (String, Value) {
     let run = |extra: &[&str]| {
@@ -1543,10 +1551,7 @@ fn named_files_render_the_kustomizations_that_shape_the_cluster() {
     let cache = tempfile::tempdir().expect("tempdir");
     let named = ["--context", ".", "overlays/prod/resources.yaml"];
     let (line, v) = cached_run(tree.path(), cache.path(), &named);
-    assert_eq!(
-        line,
-        "kustomizations: 2 rendered, 0 from the cache, 1 not rendered (no named file feeds them)"
-    );
+    assert_eq!(line, renders(2, 0, 1));
     assert!(
         (v["diagnostics"].as_array().into_iter().flatten())
             .any(|d| d["rule"] == "untolerated-taint"),
@@ -1564,30 +1569,18 @@ fn unchanged_kustomizations_come_from_the_cache() {
     let tree = kustomize_tree_copy();
     let cache = tempfile::tempdir().expect("tempdir");
     let (first, cold) = cached_run(tree.path(), cache.path(), &["."]);
-    assert_eq!(
-        first,
-        "kustomizations: 2 rendered, 0 from the cache, 0 not rendered (no named file feeds them)"
-    );
+    assert_eq!(first, renders(2, 0, 0));
     let (second, warm) = cached_run(tree.path(), cache.path(), &["."]);
-    assert_eq!(
-        second,
-        "kustomizations: 0 rendered, 2 from the cache, 0 not rendered (no named file feeds them)"
-    );
+    assert_eq!(second, renders(0, 2, 0));
     assert_eq!(cold, warm);
     assert!(!cold["diagnostics"].as_array().expect("list").is_empty());
     let patch = tree.path().join("overlays/staging/resources.yaml");
     let text = std::fs::read_to_string(&patch).expect("read");
     std::fs::write(&patch, format!("{text}\n")).expect("write");
     let (changed, _) = cached_run(tree.path(), cache.path(), &["."]);
-    assert_eq!(
-        changed,
-        "kustomizations: 1 rendered, 1 from the cache, 0 not rendered (no named file feeds them)"
-    );
+    assert_eq!(changed, renders(1, 1, 0));
     let (off, _) = cached_run(tree.path(), cache.path(), &["--no-cache", "."]);
-    assert_eq!(
-        off,
-        "kustomizations: 2 rendered, 0 from the cache, 0 not rendered (no named file feeds them)"
-    );
+    assert_eq!(off, renders(2, 0, 0));
 }
 
 /// Files named one by one (a pre-commit hook) render only the roots they feed: the other
@@ -1602,10 +1595,7 @@ fn named_files_render_only_the_kustomizations_they_feed() {
     let cache = tempfile::tempdir().expect("tempdir");
     let named = ["--context", ".", "overlays/prod/placement.yaml"];
     let (line, v) = cached_run(tree.path(), cache.path(), &named);
-    assert_eq!(
-        line,
-        "kustomizations: 1 rendered, 0 from the cache, 1 not rendered (no named file feeds them)"
-    );
+    assert_eq!(line, renders(1, 0, 1));
     let notes = v["notes"].to_string();
     assert!(
         notes.contains("that no named file feeds were not rendered"),
@@ -1621,10 +1611,7 @@ fn named_files_render_only_the_kustomizations_they_feed() {
         cache.path(),
         &["--context", ".", "base/deployment.yaml"],
     );
-    assert_eq!(
-        base,
-        "kustomizations: 1 rendered, 1 from the cache, 0 not rendered (no named file feeds them)"
-    );
+    assert_eq!(base, renders(1, 1, 0));
     assert!(
         (v["diagnostics"].as_array().into_iter().flatten())
             .any(|d| d["rule"] == "incompatible-requirements"),
