@@ -1068,6 +1068,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
             std::time::Duration::from_secs,
         ),
         kustomize_roots: cfg.kustomize_roots.clone(),
+        clusters: Vec::new(),
         cache_dir: (!args.no_cache)
             .then(|| {
                 args.cache_dir
@@ -1097,6 +1098,21 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         None => cfg.karpenter_version.unwrap_or_default(),
     };
     opts.cluster.node_overlays_off = cfg.node_overlay == Some(false);
+    for c in &cfg.clusters {
+        // A cluster's own paths are its context too: a named file in it meets its NodePools.
+        opts.context.extend(c.paths.iter().chain(&c.context).cloned());
+        let facts = c.cluster.as_ref().map(|section| {
+            let mut facts = section.to_facts();
+            facts.karpenter = opts.cluster.karpenter;
+            facts.node_overlays_off = opts.cluster.node_overlays_off;
+            facts
+        });
+        opts.clusters.push(engine::ClusterScope {
+            name: c.name.clone(),
+            dirs: c.paths.iter().chain(&c.context).cloned().collect(),
+            facts,
+        });
+    }
     Ok((opts, fail_on))
 }
 

@@ -143,6 +143,21 @@ pub struct Config {
     /// `karpenter.featureGates.nodeOverlay`: `false` when the installation runs with the
     /// `NodeOverlay` feature gate off, so NodeOverlays change no instance type.
     pub node_overlay: Option<bool>,
+    /// `clusters:`: the directories of each cluster a repository keeps side by side.
+    pub clusters: Vec<ClusterEntry>,
+}
+
+/// One `clusters:` entry: a cluster's files, judged against its own NodePools and
+/// cluster objects only.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterEntry {
+    pub name: String,
+    /// Its linted directories and files, resolved against the config's directory.
+    pub paths: Vec<PathBuf>,
+    /// Its context directories (read, never reported on), resolved the same way.
+    pub context: Vec<PathBuf>,
+    /// Its own `cluster:` facts, in place of the top-level section.
+    pub cluster: Option<ClusterSection>,
 }
 
 /// Why a config could not be used. Rendered by miette with the offending span.
@@ -200,6 +215,18 @@ struct RawConfig {
     kustomize_timeout: Option<u64>,
     kustomize_roots: Vec<String>,
     karpenter: Option<RawKarpenter>,
+    clusters: Vec<RawClusterEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawClusterEntry {
+    name: Spanned<String>,
+    paths: Spanned<Vec<String>>,
+    #[serde(default)]
+    context: Vec<String>,
+    #[serde(default)]
+    cluster: Option<Spanned<RawCluster>>,
 }
 
 /// `karpenter:`: the Karpenter installation the manifests are for.
@@ -407,6 +434,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         None => None,
         Some(c) => Some(validate_cluster(&src, c, &base)?),
     };
+    let clusters = validate_clusters(&src, raw.clusters, &base)?;
     let karpenter = raw.karpenter.unwrap_or_default();
     let node_overlay = karpenter.feature_gates.node_overlay;
     let karpenter_version = match karpenter.version {
@@ -435,7 +463,63 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         kustomize_roots: raw.kustomize_roots.iter().map(|p| base.join(p)).collect(),
         karpenter_version,
         node_overlay,
+        clusters,
     })
+}
+
+/// `clusters:`: each name given once, each entry with a path, and no `instanceTypes` of its
+/// own (one catalog serves the run).
+fn validate_clusters(
+    src: &ConfigSource,
+    raw: Vec<RawClusterEntry>,
+    base: &Path,
+) -> Result<Vec<ClusterEntry>, Box<ConfigError>> {
+    let mut out: Vec<ClusterEntry> = Vec::new();
+    for e in raw {
+        if e.name.value.trim().is_empty() {
+            return Err(src.invalid(
+                span_of(&e.name),
+                "a cluster's name is empty".into(),
+                "empty name",
+                Some("name the cluster as findings should say it (`prod`, `staging`)".into()),
+            ));
+        }
+        if out.iter().any(|c| c.name == e.name.value) {
+            return Err(src.invalid(
+                span_of(&e.name),
+                format!("cluster {:?} is listed twice", e.name.value),
+                "listed twice",
+                Some("give each cluster one entry, with every directory under its `paths`".into()),
+            ));
+        }
+        if e.paths.value.is_empty() {
+            return Err(src.invalid(
+                span_of(&e.paths),
+                format!("cluster {:?} has no paths", e.name.value),
+                "no paths",
+                Some("list the directories that hold this cluster's manifests".into()),
+            ));
+        }
+        let cluster = match e.cluster {
+            None => None,
+            Some(c) if c.value.instance_types.is_some() => {
+                return Err(src.invalid(
+                    span_of(&c),
+                    format!("cluster {:?} sets instanceTypes", e.name.value),
+                    "instanceTypes",
+                    Some("one instance-type catalog serves the run: set `cluster.instanceTypes` at the top level".into()),
+                ));
+            }
+            Some(c) => Some(validate_cluster(src, c.value, base)?),
+        };
+        out.push(ClusterEntry {
+            name: e.name.value,
+            paths: e.paths.value.iter().map(|p| base.join(p)).collect(),
+            context: e.context.iter().map(|p| base.join(p)).collect(),
+            cluster,
+        });
+    }
+    Ok(out)
 }
 
 /// The config file being validated: what its errors name and point into.
@@ -594,7 +678,7 @@ fn deserialize_raw(src: &ConfigSource) -> Result<Option<RawConfig>, Box<ConfigEr
             .unwrap_or((0, 0));
         let span = (span.0.min(text.len()), span.1);
         let help = unknown_key_help(&message).unwrap_or_else(|| {
-            "top-level keys are rules, exclude, include, context, failOn, kustomize, kustomizeBin, kustomizeTimeout, kustomizeRoots, karpenter and cluster"
+            "top-level keys are rules, exclude, include, context, failOn, kustomize, kustomizeBin, kustomizeTimeout, kustomizeRoots, karpenter, cluster and clusters"
                 .into()
         });
         src.invalid(
@@ -877,6 +961,42 @@ mod tests {
     fn empty_file_is_default() {
         let c = parse(Path::new(".karplint.yaml"), "# nothing\n", KNOWN).unwrap();
         assert!(c.rules.is_empty() && c.cluster.is_none());
+    }
+
+    /// `clusters:`: names and paths resolved against the config's directory; an empty or
+    /// repeated name, no paths, or an `instanceTypes` of a cluster's own is an error at it.
+    #[test]
+    fn clusters() {
+        let text = "clusters:\n  - name: prod\n    paths: [clusters/prod]\n    context: [platform/prod]\n    cluster: {zones: [us-east-1a]}\n  - name: staging\n    paths: [clusters/staging]\n";
+        let c = parse(Path::new("k/.karplint.yaml"), text, KNOWN).unwrap();
+        assert_eq!(c.clusters.len(), 2);
+        assert_eq!(c.clusters[0].name, "prod");
+        assert_eq!(c.clusters[0].paths, [PathBuf::from("k/clusters/prod")]);
+        assert_eq!(c.clusters[0].context, [PathBuf::from("k/platform/prod")]);
+        let zones = c.clusters[0].cluster.as_ref().map(|s| s.zones.clone());
+        assert_eq!(zones, Some(vec!["us-east-1a".to_string()]));
+        assert!(c.clusters[1].cluster.is_none());
+        for (text, want) in [
+            (
+                "clusters:\n  - {name: a, paths: [x]}\n  - {name: a, paths: [y]}\n",
+                "cluster \"a\" is listed twice",
+            ),
+            (
+                "clusters:\n  - {name: \"\", paths: [x]}\n",
+                "a cluster's name is empty",
+            ),
+            (
+                "clusters:\n  - {name: a, paths: []}\n",
+                "cluster \"a\" has no paths",
+            ),
+            (
+                "clusters:\n  - {name: a, paths: [x], cluster: {instanceTypes: t.json}}\n",
+                "cluster \"a\" sets instanceTypes",
+            ),
+        ] {
+            let (msg, _) = err_text(text);
+            assert_eq!(msg, want);
+        }
     }
 
     #[test]

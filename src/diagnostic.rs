@@ -161,6 +161,8 @@ pub struct Finding {
     /// Where a finding moved from a rendered kustomization to its file stood in the
     /// rendered output: its object's `karplint.io/ignore` annotation is read there.
     pub rendered_at: Option<(SourceId, Span)>,
+    /// The cluster of `clusters:` the finding was judged in, when it is one cluster's.
+    pub cluster: Option<Str>,
 }
 
 impl Finding {
@@ -200,6 +202,7 @@ impl Finding {
             on_context: false,
             also_on: Vec::new(),
             rendered_at: None,
+            cluster: None,
         }
     }
 

@@ -66,6 +66,12 @@ impl Annotations {
     pub fn merge(&mut self, other: Annotations) {
         self.0.extend(other.0);
     }
+
+    /// Keeps the annotations of the sources `keep` names: a file two clusters read is
+    /// suppressed by its annotations once.
+    pub fn keep_sources(&mut self, keep: impl Fn(SourceId) -> bool) {
+        self.0.retain(|s| keep(s.source));
+    }
 }
 
 /// Removes suppressed findings and reports unused suppressions. `scan[id]` is true for the

@@ -1618,3 +1618,305 @@ fn named_files_render_only_the_kustomizations_they_feed() {
         "{v}"
     );
 }
+
+/// Writes two clusters side by side, each with a NodePool `default` in its own zone, a
+/// staging app that asks for prod's zone, and a shared app under no cluster's directory.
+fn two_clusters(dir: &std::path::Path) {
+    for (cluster, zone) in [("prod", "us-east-1a"), ("staging", "us-east-1b")] {
+        let d = dir.join("clusters").join(cluster);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        std::fs::write(
+            d.join("pool.yaml"),
+            format!(
+                "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n        - key: topology.kubernetes.io/zone\n          operator: In\n          values: [{zone}]\n"
+            ),
+        )
+        .expect("write");
+    }
+    let app = |name: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      nodeSelector:\n        topology.kubernetes.io/zone: us-east-1a\n      containers:\n        - name: app\n          image: nginx:1.27\n          resources: {{requests: {{cpu: 100m, memory: 128Mi}}, limits: {{memory: 128Mi}}}}\n"
+        )
+    };
+    std::fs::write(dir.join("clusters/staging/app.yaml"), app("web")).expect("write");
+    std::fs::create_dir_all(dir.join("apps")).expect("mkdir");
+    std::fs::write(dir.join("apps/shared.yaml"), app("shared")).expect("write");
+}
+
+#[test]
+fn clusters_judge_each_clusters_workloads_against_its_own_nodepools() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_clusters(dir.path());
+    let root = dir.path().to_str().expect("utf-8");
+    // As one cluster: the two NodePools `default` are a duplicate, and both apps pass.
+    let (v, code) = json(&[root, "--no-config"]);
+    let rules: Vec<&str> = (v["diagnostics"].as_array().expect("array").iter())
+        .map(|d| d["rule"].as_str().expect("rule"))
+        .collect();
+    assert_eq!(rules, ["duplicate-object"], "{v}");
+    assert_eq!(code, 0);
+
+    let config = dir.path().join(".karplint.yaml");
+    std::fs::write(
+        &config,
+        "clusters:\n  - name: prod\n    paths: [clusters/prod]\n  - name: staging\n    paths: [clusters/staging]\n",
+    )
+    .expect("write");
+    let (v, code) = json(&[root, "--config", config.to_str().expect("utf-8")]);
+    let found: Vec<(String, String, String)> = (v["diagnostics"].as_array().expect("array"))
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().expect("rule").to_string(),
+                d["file"]
+                    .as_str()
+                    .expect("file")
+                    .rsplit("clusters/")
+                    .next()
+                    .unwrap_or_default()
+                    .rsplit("apps/")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                d["cluster"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    // The staging app asks for prod's zone; the shared app schedules in prod only.
+    let expect = |file: &str| {
+        (
+            "incompatible-requirements".to_string(),
+            file.to_string(),
+            "staging".to_string(),
+        )
+    };
+    assert_eq!(
+        found,
+        [expect("shared.yaml"), expect("staging/app.yaml")],
+        "{v}"
+    );
+    let messages: Vec<&str> = (v["diagnostics"].as_array().expect("array").iter())
+        .map(|d| d["message"].as_str().expect("message"))
+        .collect();
+    assert!(
+        messages[0].starts_with("in cluster staging: no NodePool can schedule this pod"),
+        "{v}"
+    );
+    assert!(
+        messages[1].starts_with("no NodePool can schedule this pod"),
+        "{v}"
+    );
+    assert_eq!(code, 1);
+}
+
+/// The `clusters:` config of [`two_clusters`], written beside it; its path.
+fn two_clusters_config(dir: &std::path::Path) -> String {
+    let config = dir.join(".karplint.yaml");
+    std::fs::write(
+        &config,
+        "clusters:\n  - name: prod\n    paths: [clusters/prod]\n  - name: staging\n    paths: [clusters/staging]\n",
+    )
+    .expect("write");
+    config.to_str().expect("utf-8").to_string()
+}
+
+/// `plan` in a run of several clusters: a row per workload and cluster that judges it,
+/// naming the cluster, with the NodePools by their qualified names; the table says which
+/// cluster each row is.
+#[test]
+fn clusters_plan_names_each_rows_cluster() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_clusters(dir.path());
+    let config = two_clusters_config(dir.path());
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["plan", "--format", "json", "--config", &config, "."])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let mut rows: Vec<(String, String, String, String)> = (v["workloads"].as_array())
+        .expect("workloads")
+        .iter()
+        .map(|w| {
+            let s = |k: &str| w[k].as_str().unwrap_or("-").to_string();
+            (s("file"), s("cluster"), s("outcome"), s("nodepool"))
+        })
+        .collect();
+    rows.sort();
+    let row = |file: &str, cluster: &str, outcome: &str, pool: &str| {
+        (file.into(), cluster.into(), outcome.into(), pool.into())
+    };
+    assert_eq!(
+        rows,
+        [
+            row("apps/shared.yaml", "prod", "schedules", "prod/default"),
+            row("apps/shared.yaml", "staging", "pending", "-"),
+            row("clusters/staging/app.yaml", "staging", "pending", "-"),
+        ],
+        "{v:#}"
+    );
+    let staging = (v["workloads"].as_array().expect("workloads").iter())
+        .find(|w| w["file"] == "clusters/staging/app.yaml")
+        .expect("row");
+    assert_eq!(
+        staging["failures"][0]["nodepool"], "staging/default",
+        "{v:#}"
+    );
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["plan", "--no-color", "--config", &config, "."])
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("Deployment default/shared in prod") && table.contains("prod/default"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Deployment default/web in staging"),
+        "{table}"
+    );
+}
+
+/// Named files are judged by the clusters they lie in only, and a cluster no linted file
+/// lies in is not judged: silently when files are named (a pre-commit hook), with a note
+/// when a directory was walked.
+#[test]
+fn clusters_judge_only_the_clusters_the_linted_files_lie_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_clusters(dir.path());
+    let config = two_clusters_config(dir.path());
+    let run = |path: &str| {
+        let out = karplint()
+            .current_dir(dir.path())
+            .args(["--format", "json", "--config", &config, path])
+            .output()
+            .expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        (v, out.status.code())
+    };
+    let (v, code) = run("clusters/staging/app.yaml");
+    let d = &v["diagnostics"];
+    assert_eq!(d.as_array().map(Vec::len), Some(1), "{v:#}");
+    assert_eq!(d[0]["rule"], "incompatible-requirements", "{v:#}");
+    assert_eq!(d[0]["cluster"], "staging", "{v:#}");
+    assert!(
+        (d[0]["message"].as_str().expect("message")).starts_with("no NodePool can schedule"),
+        "{v:#}"
+    );
+    let notes: Vec<&str> = (v["notes"].as_array().expect("notes").iter())
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(!notes.iter().any(|n| n.contains("not judged")), "{notes:?}");
+    assert_eq!(code, Some(1));
+
+    let (v, code) = run("clusters/prod");
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(0), "{v:#}");
+    let notes: Vec<&str> = (v["notes"].as_array().expect("notes").iter())
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        notes.contains(&"cluster staging: no linted file lies under its paths; it was not judged"),
+        "{notes:?}"
+    );
+    assert_eq!(code, Some(0));
+}
+
+/// A suppression on a file several clusters read silences the finding of each cluster that
+/// finds it, and is not reported unused by a cluster that finds nothing there.
+#[test]
+fn clusters_honour_a_suppression_on_a_shared_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_clusters(dir.path());
+    let config = two_clusters_config(dir.path());
+    let shared = dir.path().join("apps/shared.yaml");
+    let text = std::fs::read_to_string(&shared).expect("read");
+    std::fs::write(
+        &shared,
+        text.replace(
+            "metadata: {name: shared, namespace: default}",
+            "metadata:\n  name: shared\n  namespace: default\n  annotations: {karplint.io/ignore: incompatible-requirements}",
+        ),
+    )
+    .expect("write");
+    let out = karplint()
+        .current_dir(dir.path())
+        .args([
+            "--format",
+            "json",
+            "--fail-on",
+            "info",
+            "--config",
+            &config,
+            ".",
+        ])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let files: Vec<(&str, &str)> = (v["diagnostics"].as_array().expect("diagnostics").iter())
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap_or(""),
+                d["file"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [("incompatible-requirements", "clusters/staging/app.yaml")],
+        "{v:#}"
+    );
+    assert_eq!(v["summary"]["suppressed"], 1, "{v:#}");
+}
+
+/// A kustomization rendered in a cluster's directory belongs to that cluster, though its
+/// base lies outside every cluster: the rendered objects meet that cluster's NodePools only.
+#[test]
+fn clusters_judge_a_kustomization_by_its_roots_cluster() {
+    if !render_tool_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    two_clusters(dir.path());
+    let config = two_clusters_config(dir.path());
+    std::fs::remove_file(dir.path().join("clusters/staging/app.yaml")).expect("rm");
+    std::fs::create_dir_all(dir.path().join("base")).expect("mkdir");
+    std::fs::rename(
+        dir.path().join("apps/shared.yaml"),
+        dir.path().join("base/app.yaml"),
+    )
+    .expect("mv");
+    std::fs::write(
+        dir.path().join("base/kustomization.yaml"),
+        "resources: [app.yaml]\n",
+    )
+    .expect("write");
+    for cluster in ["prod", "staging"] {
+        let overlay = dir.path().join("clusters").join(cluster).join("web");
+        std::fs::create_dir_all(&overlay).expect("mkdir");
+        std::fs::write(
+            overlay.join("kustomization.yaml"),
+            format!("namePrefix: {cluster}-\nresources: [../../../base]\n"),
+        )
+        .expect("write");
+    }
+    let out = karplint()
+        .current_dir(dir.path())
+        .args(["--format", "json", "--config", &config, "."])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let found: Vec<(&str, &str, &str)> = (v["diagnostics"].as_array().expect("diagnostics"))
+        .iter()
+        .map(|d| {
+            let s = |k: &str| d[k].as_str().unwrap_or("");
+            (s("rule"), s("file"), s("cluster"))
+        })
+        .collect();
+    // Only staging's render asks for a zone its NodePool lacks; prod's schedules.
+    assert_eq!(
+        found,
+        [("incompatible-requirements", "base/app.yaml", "staging")],
+        "{v:#}"
+    );
+}

@@ -305,7 +305,15 @@ fn config_example_is_accepted_by_the_config_loader() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(".karplint.yaml"), &example).unwrap();
     // The files it names, relative to it.
-    for d in ["platform/karpenter", "platform/limits", "aws", "apps"] {
+    for d in [
+        "platform/karpenter",
+        "platform/limits",
+        "platform/staging",
+        "clusters/prod",
+        "clusters/staging",
+        "aws",
+        "apps",
+    ] {
         std::fs::create_dir_all(dir.path().join(d)).unwrap();
     }
     std::fs::copy(

@@ -24,6 +24,8 @@ pub(super) enum FileState {
     Partly(ParsedFile),
     /// Parsed whole, skipped, or unreadable: nothing is left to stream.
     Done(Result<ParsedFile, ReadError>),
+    /// Not a file of the cluster being judged (`clusters:`): not read for it.
+    Outside,
 }
 
 impl FileState {
@@ -40,11 +42,12 @@ pub(super) struct ClusterPhase {
     pub objects: Vec<Object>,
 }
 
-/// Parses the held documents of every source, in parallel; `hold_whole[id]` holds a source
-/// whole.
+/// Parses the held documents of every source of the cluster (`member[id]`), in parallel;
+/// `hold_whole[id]` holds a source whole.
 pub(super) fn parse_held(
     opts: &LintOptions,
     sources: &[Source],
+    member: &[bool],
     hold_whole: &[bool],
     progress: &Progress,
 ) -> ClusterPhase {
@@ -53,7 +56,11 @@ pub(super) fn parse_held(
     let gathered = Mutex::new(Vec::<Object>::new());
     let files = (sources.par_iter().enumerate())
         .map(|(id, src)| {
-            let mut state = held_part(id, src, opts.max_file_size, hold_whole[id]);
+            let mut state = if member[id] {
+                held_part(id, src, opts.max_file_size, hold_whole[id])
+            } else {
+                FileState::Outside
+            };
             if let FileState::Partly(p) | FileState::Done(Ok(p)) = &mut state {
                 let mut objects = std::mem::take(&mut p.parsed.objects);
                 // Numbered by their place in the file, which keeps them in order below.

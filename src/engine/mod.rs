@@ -21,6 +21,7 @@
 mod cluster;
 mod kustomized;
 mod run;
+mod scopes;
 mod sources;
 mod timings;
 mod verdict;
@@ -87,6 +88,19 @@ pub struct LintOptions {
     /// Where rendered kustomizations are kept between runs (`--cache-dir`); none with
     /// `--no-cache`.
     pub cache_dir: Option<PathBuf>,
+    /// The clusters a repository keeps side by side (`clusters:`): each judged on its own.
+    pub clusters: Vec<ClusterScope>,
+}
+
+/// One cluster of `clusters:`: the files under its directories are judged against its
+/// own NodePools and cluster objects, and the files under no cluster's against each's.
+#[derive(Debug, Clone)]
+pub struct ClusterScope {
+    pub name: String,
+    /// Its linted and context directories (or files).
+    pub dirs: Vec<PathBuf>,
+    /// Its own `cluster:` facts; the run's when `None`.
+    pub facts: Option<ClusterFacts>,
 }
 
 impl Default for LintOptions {
@@ -111,6 +125,7 @@ impl Default for LintOptions {
             kustomize_roots: Vec::new(),
             untrusted: Vec::new(),
             cache_dir: None,
+            clusters: Vec::new(),
         }
     }
 }
@@ -231,20 +246,105 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     read_errors.extend(stdin_errors);
     let renders = sources::add_kustomized(&mut sources, kustomized.plan);
 
+    let linted: Vec<bool> = sources.iter().map(|s| !s.context).collect();
+    let scopes = scopes::Scopes::new(&opts.clusters, &scopes::places(&sources, &renders), &linted);
+    let mut files: Vec<cluster::FileState> = (0..sources.len())
+        .map(|_| cluster::FileState::Outside)
+        .collect();
+    let mut annotations = crate::suppress::Annotations::default();
+    let mut judged = Vec::new();
+    let mut instance_types: Option<crate::karpenter::export::InstanceTypes> = None;
+    for scope in &scopes.list {
+        let one = judge_scope(opts, catalog, &sources, scope, &mut timings);
+        for (id, state) in one.files.into_iter().enumerate() {
+            if scope.counted[id] {
+                files[id] = state;
+            }
+        }
+        annotations.merge(one.annotations);
+        if let Some(mut new) = one.instance_types {
+            new.node_pools = (new.node_pools.into_iter())
+                .map(|(pool, types)| (scope.qualified(&pool), types))
+                .collect();
+            match &mut instance_types {
+                None => instance_types = Some(new),
+                Some(all) => all.node_pools.extend(new.node_pools),
+            }
+        }
+        judged.push(one.judged);
+    }
+    let judged = scopes.merge(judged);
+    let finished = run::finish(run::RunInput {
+        opts,
+        sources: &sources,
+        files,
+        annotations,
+        judged,
+        renders: &renders,
+        notes: &kustomized.notes,
+    });
+    timings.mark("run phase");
+    read_errors.extend(finished.read_errors);
+    let mut report = finished.report;
+    report.summary.skipped_hidden = hidden.len();
+    report
+        .notes
+        .extend(discover::hidden_note(&hidden).map(|n| crate::report::Note::new("skipped", n)));
+    report.notes.extend(found.notes.iter().cloned());
+    if !found.named_only {
+        report.notes.extend(scopes.idle.iter().map(|name| {
+            crate::report::Note::new(
+                "skipped",
+                format!("cluster {name}: no linted file lies under its paths; it was not judged"),
+            )
+        }));
+    }
+    report.sources = sources;
+    report.sources.extend(finished.mapped_sources);
+    Ok(Outcome {
+        report,
+        plan: finished.plan,
+        cost: finished.cost,
+        disruption: finished.disruption,
+        instance_types,
+        read_errors,
+        render_counts,
+    })
+}
+
+/// What judging one scope leaves for the run.
+struct ScopeJudged {
+    files: Vec<cluster::FileState>,
+    annotations: crate::suppress::Annotations,
+    judged: run::Judged,
+    instance_types: Option<crate::karpenter::export::InstanceTypes>,
+}
+
+/// The cluster and workload phases of one scope, and its judgement. If the cluster
+/// phase's byte scan let a held kind through, both run once more with those files held
+/// whole.
+fn judge_scope(
+    opts: &LintOptions,
+    catalog: &Catalog,
+    sources: &[crate::report::Source],
+    scope: &scopes::Scope,
+    timings: &mut Timings,
+) -> ScopeJudged {
+    let facts = scope.facts.unwrap_or(&opts.cluster);
     let mut hold_whole = vec![false; sources.len()];
     loop {
         let progress = Progress::start(sources.len());
-        let mut held = cluster::parse_held(opts, &sources, &hold_whole, &progress);
+        let mut held = cluster::parse_held(opts, sources, &scope.member, &hold_whole, &progress);
         timings.mark("cluster phase: read + parse held documents");
         let index = Index::new(&held.objects);
-        let cx = Context::new(&index, catalog, &opts.cluster);
+        let cx = Context::new(&index, catalog, facts);
         timings.mark("cluster phase: index + simulator");
         let instance_types = opts
             .export_instance_types
             .then(|| crate::karpenter::export::instance_types(cx.sim.as_ref(), &cx.cluster.zones));
         let mut workloads = workload::stream(
             opts,
-            &sources,
+            sources,
             &mut held.files,
             &cx,
             held.objects.len(),
@@ -263,37 +363,16 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         let held_checked = workload::check_all(&held.objects, &cx, opts.plan_rows());
         workloads.checked = workloads.checked.merge(held_checked);
         timings.mark("workload phase: held objects");
-        let finished = run::finish(run::RunInput {
-            opts,
-            sources: &sources,
-            cx: &cx,
-            held: &held.objects,
+        let judged = run::judge(opts, sources, &cx, workloads.checked);
+        let mut annotations = workloads.annotations;
+        annotations.add(&held.objects);
+        annotations.keep_sources(|id| scope.counted[id]);
+        return ScopeJudged {
             files: held.files,
-            workloads,
-            renders: &renders,
-            notes: &kustomized.notes,
-        });
-        timings.mark("run phase");
-        read_errors.extend(finished.read_errors);
-        let mut report = finished.report;
-        report.summary.skipped_hidden = hidden.len();
-        report
-            .notes
-            .extend(discover::hidden_note(&hidden).map(|n| crate::report::Note::new("skipped", n)));
-        report.notes.extend(found.notes.iter().cloned());
-        drop(cx);
-        drop(index);
-        report.sources = sources;
-        report.sources.extend(finished.mapped_sources);
-        return Ok(Outcome {
-            report,
-            plan: finished.plan,
-            cost: finished.cost,
-            disruption: finished.disruption,
+            annotations,
+            judged,
             instance_types,
-            read_errors,
-            render_counts,
-        });
+        };
     }
 }
 

@@ -3,17 +3,64 @@
 //! order.
 
 use super::cluster::FileState;
-use super::workload::WorkloadPhase;
 use super::{LintOptions, ReadError};
 use crate::config::Level;
 use crate::diagnostic::{Finding, Severity};
 use crate::facts::Workloads;
-use crate::model::Object;
 use crate::model::de::Str;
 use crate::parse::SkipReason;
 use crate::report::{self, Note, Report, Source, Summary};
 use crate::rules::{self, Context};
 use crate::suppress;
+
+/// What judging one cluster's workloads gives (the whole run's, without `clusters:`).
+#[derive(Default)]
+pub(super) struct Judged {
+    pub findings: Vec<Finding>,
+    pub plan: Vec<report::plan::PlanRow>,
+    /// The projected nodes and their cost, for a run with plan rows.
+    pub cost: Option<report::cost::Cost>,
+    /// Each NodePool's disruption settings, for a run with plan rows.
+    pub disruption: Vec<report::plan::PoolDisruption>,
+    pub notes: Vec<Note>,
+}
+
+/// Places the batch of the checked workloads, runs the checks that look across workloads,
+/// and notes what the judgement could not do.
+pub(super) fn judge(
+    opts: &LintOptions,
+    sources: &[Source],
+    cx: &Context,
+    phase: super::workload::Checked,
+) -> Judged {
+    let mut checked = phase;
+    checked.rows.sort_unstable_by_key(|(key, _)| *key);
+    checked.pending.sort_unstable_by_key(|(key, _)| *key);
+    let placed = super::verdict::place(
+        cx,
+        checked.pending,
+        &mut checked.facts,
+        &mut checked.rows,
+        opts.max_batch_pods,
+    );
+    let workloads = Workloads::new(checked.facts);
+    let findings = rules::check_run(cx, &workloads, checked.findings);
+    let mut notes = run_notes(cx, &workloads, checked.static_only);
+    notes.extend(copies_note(cx, sources));
+    notes.extend(pod_templates_note(&workloads, sources));
+    notes.extend(placed.note);
+    Judged {
+        findings,
+        plan: checked.rows.into_iter().map(|(_, row)| row).collect(),
+        cost: placed.cost,
+        disruption: if opts.plan {
+            super::verdict::disruption(cx)
+        } else {
+            Vec::new()
+        },
+        notes,
+    }
+}
 
 /// The report of a run, with the errors met reading its files.
 pub(super) struct Finished {
@@ -29,14 +76,13 @@ pub(super) struct Finished {
 }
 
 /// Everything the run phase reads.
-pub(super) struct RunInput<'r, 'a, 'c> {
+pub(super) struct RunInput<'r> {
     pub opts: &'r LintOptions,
     pub sources: &'r [Source],
-    pub cx: &'r Context<'a, 'c>,
-    /// The held objects (their annotations suppress findings too).
-    pub held: &'r [Object],
     pub files: Vec<FileState>,
-    pub workloads: WorkloadPhase,
+    /// The `karplint.io/ignore` annotations of the linted objects, each read once.
+    pub annotations: suppress::Annotations,
+    pub judged: Judged,
     /// The rendered kustomizations' sources, with their maps back to the files.
     pub renders: &'r [(usize, crate::kustomize::remap::RenderMap)],
     /// What reading the kustomizations noted.
@@ -47,27 +93,13 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let RunInput {
         opts,
         sources,
-        cx,
-        held,
         files,
-        workloads: phase,
+        mut annotations,
+        judged,
         renders,
         notes,
     } = input;
-    let mut checked = phase.checked;
-    checked.rows.sort_unstable_by_key(|(key, _)| *key);
-    checked.pending.sort_unstable_by_key(|(key, _)| *key);
-    let placed = super::verdict::place(
-        cx,
-        checked.pending,
-        &mut checked.facts,
-        &mut checked.rows,
-        opts.max_batch_pods,
-    );
-    let workloads = Workloads::new(checked.facts);
-    let mut findings = rules::check_run(cx, &workloads, checked.findings);
-    let plan = checked.rows.into_iter().map(|(_, row)| row).collect();
-
+    let mut findings = judged.findings;
     let mut files = FileSummary::of(files, sources);
     files.notes.extend_from_slice(notes);
     findings.append(&mut files.problems);
@@ -84,8 +116,6 @@ pub(super) fn finish(input: RunInput) -> Finished {
         std::borrow::Cow::Owned([sources, &mapped_sources].concat())
     };
     let sources = &all_sources[..];
-    let mut annotations = phase.annotations;
-    annotations.add(held);
     annotations.add(&files.headers);
     let applied = suppress::apply(
         findings,
@@ -107,12 +137,7 @@ pub(super) fn finish(input: RunInput) -> Finished {
         }
         None => true,
     });
-    files
-        .notes
-        .extend(run_notes(cx, &workloads, checked.static_only));
-    files.notes.extend(copies_note(cx, sources));
-    files.notes.extend(pod_templates_note(&workloads, sources));
-    files.notes.extend(placed.note);
+    files.notes.extend(judged.notes);
     findings.sort_by(|a, b| finding_order(sources, a, b));
     report::count(&mut files.summary, &findings);
     Finished {
@@ -124,13 +149,9 @@ pub(super) fn finish(input: RunInput) -> Finished {
             not_objects: files.not_objects,
             notes: files.notes,
         },
-        plan,
-        cost: placed.cost,
-        disruption: if opts.plan {
-            super::verdict::disruption(cx)
-        } else {
-            Vec::new()
-        },
+        plan: judged.plan,
+        cost: judged.cost,
+        disruption: judged.disruption,
         read_errors: files.read_errors,
         mapped_sources,
     }
@@ -173,8 +194,9 @@ impl FileSummary {
                     s.read_errors.push(e);
                     continue;
                 }
-                // Every source is parsed by the end of a pass that missed nothing.
-                FileState::Unread | FileState::Partly(_) => {
+                // Every source is parsed by the end of a pass that missed nothing, each by
+                // one cluster.
+                FileState::Unread | FileState::Partly(_) | FileState::Outside => {
                     s.read_errors.push(ReadError::NotRead {
                         name: src.name.clone(),
                     });

@@ -190,6 +190,11 @@ impl RenderMap {
         }
     }
 
+    /// The root's kustomization file (absolute, normal).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// Where a finding goes that no file holds as rendered: the root's kustomization file,
     /// at the first of its keys that change what it renders (`patches`, …), else at its
     /// start. A place GitHub annotations and code scanning can show, unlike the rendered

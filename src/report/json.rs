@@ -37,6 +37,9 @@ pub struct JsonDiagnostic<'a> {
     pub length: usize,
     pub object: Option<&'a ObjectRef>,
     pub related: Vec<JsonRelated<'a>>,
+    /// The cluster of `clusters:` the finding was judged in, when it is one cluster's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<&'a str>,
     /// The rule's doc page (`lints/<rule>.md` in the repository).
     pub url: String,
 }
@@ -81,6 +84,7 @@ pub fn build<'a>(report: &'a Report, texts: &Texts) -> JsonReport<'a> {
                         }
                     })
                     .collect(),
+                cluster: f.cluster.as_deref(),
                 url: crate::rules::doc_url(f.rule),
             }
         })

@@ -17,6 +17,9 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanRow {
     pub object: ObjectRef,
+    /// The cluster of `clusters:` the row was judged in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// Where the workload is written: its name (set by [`locate`]).
     pub file: String,
     pub line: usize,
@@ -144,6 +147,7 @@ pub fn row(o: &Object, sim: &Simulator, verdict: &Verdict) -> Option<PlanRow> {
     let spec = w.pod_spec()?;
     let req = sim.admitted().requests(o, spec, sim.version()).total;
     let mut row = PlanRow {
+        cluster: None,
         object: ObjectRef::of(o),
         file: String::new(),
         line: 0,
@@ -396,7 +400,8 @@ fn location(r: &PlanRow) -> String {
     escape::line(&format!("{}:{}", r.file, r.line)).into_owned()
 }
 
-/// A row's workload as the tables name it: `Deployment team/web`.
+/// A row's workload as the tables name it: `Deployment team/web`, or in a run of several
+/// clusters `Deployment team/web in staging`.
 pub fn workload_name(r: &PlanRow) -> String {
     workload(r)
 }
@@ -414,7 +419,10 @@ fn workload(r: &PlanRow) -> String {
         .as_deref()
         .map(|role| format!(" ({role})"))
         .unwrap_or_default();
-    format!("{} {ns}{}{role}", r.object.kind, r.object.name)
+    let cluster = (r.cluster.as_deref())
+        .map(|c| format!(" in {c}"))
+        .unwrap_or_default();
+    format!("{} {ns}{}{role}{cluster}", r.object.kind, r.object.name)
 }
 
 /// The last column: the smallest type, or why the pod is not placed.

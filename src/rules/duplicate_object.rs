@@ -58,7 +58,7 @@ fn finding(first: &Object, other: &Object) -> Finding {
         ),
     )
     .label("a second, different definition")
-    .help("keep one definition, give the other its own name, or lint each cluster's directory in its own run (with its own --context)")
+    .help("keep one definition, give the other its own name, or, when each belongs to another cluster, list each cluster's directories under `clusters:` in .karplint.yaml")
     .related(first, first.name_span(), "the other definition")
 }
 
