@@ -1808,6 +1808,8 @@ fn clusters_judge_only_the_clusters_the_linted_files_lie_in() {
         .filter_map(|n| n["message"].as_str())
         .collect();
     assert!(!notes.iter().any(|n| n.contains("not judged")), "{notes:?}");
+    // The file and its cluster's NodePool; prod's NodePool is not read.
+    assert_eq!(v["summary"]["files"], 2, "{v:#}");
     assert_eq!(code, Some(1));
 
     let (v, code) = run("clusters/prod");

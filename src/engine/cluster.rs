@@ -24,7 +24,8 @@ pub(super) enum FileState {
     Partly(ParsedFile),
     /// Parsed whole, skipped, or unreadable: nothing is left to stream.
     Done(Result<ParsedFile, ReadError>),
-    /// Not a file of the cluster being judged (`clusters:`): not read for it.
+    /// Not a file of the cluster being judged (`clusters:`): not read for it. A source
+    /// every judged cluster leaves outside is not a file of the run.
     Outside,
 }
 

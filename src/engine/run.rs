@@ -194,9 +194,15 @@ impl FileSummary {
                     s.read_errors.push(e);
                     continue;
                 }
+                // Context of a cluster that is not judged (no linted file lies in it): not
+                // read, and not a file of the run.
+                FileState::Outside => {
+                    s.summary.files -= 1;
+                    continue;
+                }
                 // Every source is parsed by the end of a pass that missed nothing, each by
                 // one cluster.
-                FileState::Unread | FileState::Partly(_) | FileState::Outside => {
+                FileState::Unread | FileState::Partly(_) => {
                     s.read_errors.push(ReadError::NotRead {
                         name: src.name.clone(),
                     });
