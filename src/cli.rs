@@ -1100,7 +1100,8 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
     opts.cluster.node_overlays_off = cfg.node_overlay == Some(false);
     for c in &cfg.clusters {
         // A cluster's own paths are its context too: a named file in it meets its NodePools.
-        opts.context.extend(c.paths.iter().chain(&c.context).cloned());
+        opts.context
+            .extend(c.paths.iter().chain(&c.context).cloned());
         let facts = c.cluster.as_ref().map(|section| {
             let mut facts = section.to_facts();
             facts.karpenter = opts.cluster.karpenter;
