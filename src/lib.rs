@@ -17,6 +17,7 @@ pub mod engine;
 pub(crate) mod facts;
 #[doc(hidden)]
 pub mod fuzzing;
+pub(crate) mod helm;
 pub(crate) mod index;
 pub mod karpenter;
 pub(crate) mod kustomize;

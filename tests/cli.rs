@@ -1922,3 +1922,122 @@ fn clusters_judge_a_kustomization_by_its_roots_cluster() {
         "{v:#}"
     );
 }
+
+/// A chart `web` under `charts/web` whose two templates compute the zone and the memory
+/// from the chart's values, a NodePool in `platform`, and what `helm template rel
+/// charts/web` renders: the web Deployment in `us-east-1a` with 128Mi, the worker in no
+/// zone with 90000Gi (in this chart, each template has its own values).
+fn helm_chart(dir: &std::path::Path) -> String {
+    let chart = dir.join("charts/web");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("platform")).expect("mkdir");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    let template = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      {{- with .Values.zone }}\n      nodeSelector:\n        topology.kubernetes.io/zone: {{ . }}\n      {{- end }}\n      containers:\n        - name: web\n          image: \"{{ .Values.image }}\"\n          resources:\n            requests:\n              cpu: 100m\n              memory: {{ .Values.memory }}\n";
+    std::fs::write(chart.join("templates/deploy.yaml"), template).expect("write");
+    std::fs::write(
+        chart.join("templates/worker.yaml"),
+        template.replace("-web\n", "-worker\n"),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("platform/pool.yaml"),
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - key: topology.kubernetes.io/zone\n          operator: In\n          values: [us-east-1b]\n",
+    )
+    .expect("write");
+    ["---\n# Source: web/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: rel-web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      nodeSelector:\n        topology.kubernetes.io/zone: us-east-1a\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          resources:\n            requests:\n              cpu: 100m\n              memory: 128Mi\n", "---\n# Source: web/templates/worker.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: rel-worker\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          resources:\n            requests:\n              cpu: 100m\n              memory: 90000Gi\n"].concat()
+}
+
+/// `helm template … | karplint -`: a finding on a key the template writes as rendered lands
+/// on that key of the template; one on a value the template computes lands on the action
+/// that writes it, with the rendered value beside it.
+#[test]
+fn helm_output_on_stdin_points_at_the_templates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rendered = helm_chart(dir.path());
+    let out = karplint()
+        .current_dir(dir.path())
+        .args([
+            "--no-config",
+            "--context",
+            "platform",
+            "--format",
+            "json",
+            "-",
+        ])
+        .write_stdin(rendered)
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let found: Vec<(&str, &str, u64, u64)> = (v["diagnostics"].as_array().expect("array"))
+        .iter()
+        .map(|d| {
+            let n = |k: &str| d[k].as_u64().expect("number");
+            (
+                d["rule"].as_str().expect("rule"),
+                d["file"].as_str().expect("file"),
+                n("line"),
+                n("column"),
+            )
+        })
+        .collect();
+    let template = "charts/web/templates/deploy.yaml";
+    assert_eq!(
+        found,
+        [
+            ("incompatible-requirements", template, 14, 9),
+            (
+                "no-instance-type-fits",
+                "charts/web/templates/worker.yaml",
+                22,
+                23
+            ),
+        ],
+        "{v:#}"
+    );
+    let fits = &v["diagnostics"][1];
+    let rendered_at = (fits["related"].as_array().expect("related").iter())
+        .find(|r| r["file"] == "<stdin>")
+        .expect("the rendered value");
+    assert_eq!(rendered_at["message"], "as `helm template` rendered it");
+    assert_eq!(rendered_at["line"], 42, "{v:#}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// A template no chart under the working directory holds: the findings stay on the stream,
+/// and a note names the template.
+#[test]
+fn helm_output_from_a_chart_not_in_the_tree_stays_on_stdin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rendered = helm_chart(dir.path()).replace("# Source: web/", "# Source: api/");
+    let out = karplint()
+        .current_dir(dir.path())
+        .args([
+            "--no-config",
+            "--context",
+            "platform",
+            "--format",
+            "json",
+            "-",
+        ])
+        .write_stdin(rendered)
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let files: Vec<&str> = (v["diagnostics"].as_array().expect("array").iter())
+        .map(|d| d["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(files, ["<stdin>", "<stdin>"], "{v:#}");
+    let notes: Vec<&str> = (v["notes"].as_array().expect("notes").iter())
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("names api/templates/deploy.yaml, which no chart")),
+        "{notes:?}"
+    );
+}

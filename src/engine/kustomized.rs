@@ -1,31 +1,46 @@
-//! The run phase, kustomize: findings on a rendered kustomization moved to the files its
-//! objects came from ([`crate::kustomize::remap`]), before suppressions are read there. A
-//! finding on a value no file holds as rendered (set by a patch the map cannot follow, a
-//! generator) moves to the root's kustomization file: never the rendered text, which
-//! GitHub annotations and code scanning cannot place.
+//! The run phase, rendered sources: findings on a rendered kustomization moved to the files
+//! its objects came from ([`crate::kustomize::remap`]), and findings on `helm template`
+//! output read from standard input moved to the chart templates ([`crate::helm`]), before
+//! suppressions are read there. A finding on a value no file holds as rendered (set by a
+//! patch the map cannot follow, a generator) moves to the root's kustomization file: never
+//! the rendered text, which GitHub annotations and code scanning cannot place.
 
 use crate::diagnostic::{Finding, Related};
+use crate::helm::{Charts, HelmMap};
 use crate::kustomize::remap::{Files, Mapped, RenderMap};
 use crate::model::Span;
 use crate::report::Source;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// What [`remap`] leaves besides the findings: the sources the findings now point at that
+/// the run did not have, numbered after its sources, and the templates of `helm template`
+/// output that no chart under the working directory holds.
+#[derive(Default)]
+pub(super) struct Remapped {
+    pub sources: Vec<Source>,
+    pub missing_templates: std::collections::BTreeSet<String>,
+}
+
 /// Moves each finding, related location and alternative place on a rendered source to its
-/// file (a finding no file holds as rendered to the root's kustomization file), and keeps one of the findings that then say the same at the same place (two
-/// overlays of one base). Returns the sources the findings now point at that the run did
-/// not have, numbered after `sources`; `has_suppressions` grows with them.
+/// file (a finding no file holds as rendered to the root's kustomization file), and keeps
+/// one of the findings that then say the same at the same place (two overlays of one base);
+/// `has_suppressions` grows with the sources added.
 pub(super) fn remap(
     findings: &mut Vec<Finding>,
     renders: &[(usize, RenderMap)],
+    helm: &[(usize, HelmMap)],
     sources: &[Source],
     has_suppressions: &mut Vec<bool>,
-) -> Vec<Source> {
-    if renders.is_empty() {
-        return Vec::new();
+) -> Remapped {
+    if renders.is_empty() && helm.is_empty() {
+        return Remapped::default();
     }
     let mut m = Mover {
         renders: renders.iter().map(|(id, m)| (*id, m)).collect(),
+        helm: helm.iter().map(|(id, m)| (*id, m)).collect(),
+        charts: Charts::default(),
+        missing: Default::default(),
         files: Files::default(),
         known: (sources.iter().enumerate())
             .filter_map(|(id, s)| Some((crate::kustomize::normal(s.path()?), id)))
@@ -37,6 +52,17 @@ pub(super) fn remap(
         match m.land(f.source, f.span) {
             None => {}
             Some(Landing::Exact(source, span)) => {
+                f.rendered_at = Some((f.source, f.span));
+                (f.source, f.span) = (source, span);
+            }
+            Some(Landing::Writes(source, span)) => {
+                // The template computes the value: the finding stands where it is written,
+                // and shows it as rendered.
+                f.related.push(Related {
+                    source: f.source,
+                    span: f.span,
+                    message: "as `helm template` rendered it".into(),
+                });
                 f.rendered_at = Some((f.source, f.span));
                 (f.source, f.span) = (source, span);
             }
@@ -73,11 +99,18 @@ pub(super) fn remap(
         let text = s.path().and_then(|p| std::fs::read_to_string(p).ok());
         has_suppressions.push(text.is_some_and(|t| t.contains(crate::suppress::MARKER)));
     }
-    m.added
+    Remapped {
+        sources: m.added,
+        missing_templates: m.missing,
+    }
 }
 
 struct Mover<'r> {
     renders: BTreeMap<usize, &'r RenderMap>,
+    helm: BTreeMap<usize, &'r HelmMap>,
+    charts: Charts,
+    /// Templates `helm template` output names that no chart holds.
+    missing: std::collections::BTreeSet<String>,
     files: Files,
     /// Sources the run has, by normal path.
     known: BTreeMap<PathBuf, usize>,
@@ -89,6 +122,8 @@ struct Mover<'r> {
 enum Landing {
     /// The same key and value, at this source and span.
     Exact(usize, Span),
+    /// The place of a template that computes the value.
+    Writes(usize, Span),
     /// No file holds it as rendered: the root kustomization's place, and the object's
     /// place in its file when known.
     Root {
@@ -100,6 +135,20 @@ enum Landing {
 impl Mover<'_> {
     /// Where `span` of `source` lands; `None` when `source` is not a rendered one.
     fn land(&mut self, source: usize, span: Span) -> Option<Landing> {
+        if let Some(map) = self.helm.get(&source) {
+            return match map.map(span, &mut self.charts, &mut self.files)? {
+                crate::helm::Mapped::Exact { file, span } => {
+                    Some(Landing::Exact(self.id(file), span))
+                }
+                crate::helm::Mapped::Writes { file, span } => {
+                    Some(Landing::Writes(self.id(file), span))
+                }
+                crate::helm::Mapped::NotFound(template) => {
+                    self.missing.insert(template);
+                    None
+                }
+            };
+        }
         let map = self.renders.get(&source)?;
         Some(match map.map(span, &mut self.files) {
             Some(Mapped::Exact { file, span }) => Landing::Exact(self.id(file), span),

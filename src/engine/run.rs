@@ -103,13 +103,28 @@ pub(super) fn finish(input: RunInput) -> Finished {
     let mut files = FileSummary::of(files, sources);
     files.notes.extend_from_slice(notes);
     findings.append(&mut files.problems);
-    if !renders.is_empty() {
+    let helm = helm_maps(sources);
+    if !renders.is_empty() || !helm.is_empty() {
         // Findings arrive in task order: which copy of a finding two overlays share is kept,
         // and how the files it moves to are numbered, must not depend on it.
         findings.sort_by(|a, b| finding_order(sources, a, b));
     }
-    let mapped_sources =
-        super::kustomized::remap(&mut findings, renders, sources, &mut files.has_suppressions);
+    let remapped = super::kustomized::remap(
+        &mut findings,
+        renders,
+        &helm,
+        sources,
+        &mut files.has_suppressions,
+    );
+    files.notes.extend(remapped.missing_templates.iter().map(|t| {
+        Note::new(
+            "skipped",
+            format!(
+                "`helm template` output names {t}, which no chart under the working directory holds (a `Chart.yaml` of that name): its findings stay on <stdin>"
+            ),
+        )
+    }));
+    let mapped_sources = remapped.sources;
     let all_sources: std::borrow::Cow<[Source]> = if mapped_sources.is_empty() {
         std::borrow::Cow::Borrowed(sources)
     } else {
@@ -174,6 +189,18 @@ struct FileSummary {
     headers: Vec<crate::model::Object>,
     /// Objects of unmodelled kinds that hold pod templates, by kind and apiVersion.
     pod_holders: std::collections::BTreeMap<(Str, Str), usize>,
+}
+
+/// The `helm template` streams among the linted sources read from standard input, with
+/// the working directory, under which their charts are looked for.
+fn helm_maps(sources: &[Source]) -> Vec<(usize, crate::helm::HelmMap)> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    (sources.iter().enumerate())
+        .filter(|(_, s)| !s.context)
+        .filter_map(|(id, s)| Some((id, crate::helm::HelmMap::new(s.stdin_text()?, &cwd)?)))
+        .collect()
 }
 
 impl FileSummary {

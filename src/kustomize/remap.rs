@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// One step of a key path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Seg {
+pub(crate) enum Seg {
     Key(String),
     Index(usize),
 }
@@ -23,11 +23,11 @@ enum Seg {
 /// A node of a YAML document: its key path, the key's span, its value's span (a collection's
 /// is where it starts) and, for a scalar, its value.
 #[derive(Debug)]
-struct Node {
-    path: Vec<Seg>,
-    key: Option<(usize, usize)>,
-    value: (usize, usize),
-    scalar: Option<String>,
+pub(crate) struct Node {
+    pub path: Vec<Seg>,
+    pub key: Option<(usize, usize)>,
+    pub value: (usize, usize),
+    pub scalar: Option<String>,
 }
 
 enum Frame {
@@ -42,7 +42,7 @@ enum Frame {
 }
 
 /// Every node of one YAML document, in document order; empty when it does not parse.
-fn nodes(doc: &str) -> Vec<Node> {
+pub(crate) fn nodes(doc: &str) -> Vec<Node> {
     let mut out: Vec<Node> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut path: Vec<Seg> = Vec::new();
@@ -127,13 +127,13 @@ fn scalar_at<'n>(nodes: &'n [Node], path: &[&str]) -> Option<&'n str> {
 }
 
 /// Where in a node a span starts.
-enum At {
+pub(crate) enum At {
     Key(usize),
     Value(usize),
 }
 
 /// The deepest node whose key or value holds `offset`.
-fn node_at(nodes: &[Node], offset: usize) -> Option<(&Node, At)> {
+pub(crate) fn node_at(nodes: &[Node], offset: usize) -> Option<(&Node, At)> {
     let within = |(s, e): (usize, usize)| offset == s || (s..e).contains(&offset);
     let mut best: Option<(&Node, At)> = None;
     for n in nodes {
@@ -245,7 +245,7 @@ pub struct Files {
 }
 
 impl Files {
-    fn text(&mut self, p: &Path) -> Option<&str> {
+    pub(crate) fn text(&mut self, p: &Path) -> Option<&str> {
         self.texts
             .entry(p.to_path_buf())
             .or_insert_with(|| std::fs::read_to_string(p).ok())
