@@ -1099,9 +1099,9 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
     };
     opts.cluster.node_overlays_off = cfg.node_overlay == Some(false);
     for c in &cfg.clusters {
+        let dirs: Vec<PathBuf> = c.paths.iter().chain(&c.context).cloned().collect();
         // A cluster's own paths are its context too: a named file in it meets its NodePools.
-        opts.context
-            .extend(c.paths.iter().chain(&c.context).cloned());
+        opts.context.extend(dirs.iter().cloned());
         let facts = c.cluster.as_ref().map(|section| {
             let mut facts = section.to_facts();
             facts.karpenter = opts.cluster.karpenter;
@@ -1110,7 +1110,7 @@ pub fn merge(args: &LintArgs, cfg: Option<Config>) -> Result<(LintOptions, FailO
         });
         opts.clusters.push(engine::ClusterScope {
             name: c.name.clone(),
-            dirs: c.paths.iter().chain(&c.context).cloned().collect(),
+            dirs,
             facts,
         });
     }

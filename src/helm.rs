@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 
 /// A `helm template` stream: per document, its range and the template it names.
 #[derive(Debug)]
-pub struct HelmMap {
+pub struct HelmMap<'t> {
     docs: Vec<(usize, usize, Option<String>)>,
-    text: String,
+    text: &'t str,
     /// Where charts are looked for (the working directory).
     base: PathBuf,
 }
@@ -43,17 +43,17 @@ pub enum Mapped {
 /// The prefix `helm template` writes before a template's path.
 const SOURCE: &str = "# Source: ";
 
-impl HelmMap {
+impl<'t> HelmMap<'t> {
     /// The map of `text` when it is `helm template` output (a document names its
     /// template); charts are looked for under `base`.
-    pub fn new(text: &str, base: &Path) -> Option<HelmMap> {
+    pub fn new(text: &'t str, base: &Path) -> Option<HelmMap<'t>> {
         let docs: Vec<(usize, usize, Option<String>)> = crate::parse::split_documents(text)
             .into_iter()
             .map(|(offset, doc)| (offset, offset + doc.len(), source_of(doc)))
             .collect();
         docs.iter().any(|(_, _, s)| s.is_some()).then(|| HelmMap {
             docs,
-            text: text.to_string(),
+            text,
             base: base.to_path_buf(),
         })
     }

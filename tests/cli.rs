@@ -1951,15 +1951,11 @@ fn helm_chart(dir: &std::path::Path) -> String {
     ["---\n# Source: web/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: rel-web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      nodeSelector:\n        topology.kubernetes.io/zone: us-east-1a\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          resources:\n            requests:\n              cpu: 100m\n              memory: 128Mi\n", "---\n# Source: web/templates/worker.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: rel-worker\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          resources:\n            requests:\n              cpu: 100m\n              memory: 90000Gi\n"].concat()
 }
 
-/// `helm template … | karplint -`: a finding on a key the template writes as rendered lands
-/// on that key of the template; one on a value the template computes lands on the action
-/// that writes it, with the rendered value beside it.
-#[test]
-fn helm_output_on_stdin_points_at_the_templates() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rendered = helm_chart(dir.path());
+/// `helm template … | karplint -` run in `dir` with the NodePools of [`helm_chart`] as
+/// context: the JSON report and the exit code.
+fn lint_helm_output(dir: &std::path::Path, rendered: String) -> (Value, Option<i32>) {
     let out = karplint()
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args([
             "--no-config",
             "--context",
@@ -1972,6 +1968,17 @@ fn helm_output_on_stdin_points_at_the_templates() {
         .output()
         .expect("runs");
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    (v, out.status.code())
+}
+
+/// `helm template … | karplint -`: a finding on a key the template writes as rendered lands
+/// on that key of the template; one on a value the template computes lands on the action
+/// that writes it, with the rendered value beside it.
+#[test]
+fn helm_output_on_stdin_points_at_the_templates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rendered = helm_chart(dir.path());
+    let (v, code) = lint_helm_output(dir.path(), rendered);
     let found: Vec<(&str, &str, u64, u64)> = (v["diagnostics"].as_array().expect("array"))
         .iter()
         .map(|d| {
@@ -2004,7 +2011,7 @@ fn helm_output_on_stdin_points_at_the_templates() {
         .expect("the rendered value");
     assert_eq!(rendered_at["message"], "as `helm template` rendered it");
     assert_eq!(rendered_at["line"], 42, "{v:#}");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(code, Some(1));
 }
 
 /// A template no chart under the working directory holds: the findings stay on the stream,
@@ -2013,24 +2020,12 @@ fn helm_output_on_stdin_points_at_the_templates() {
 fn helm_output_from_a_chart_not_in_the_tree_stays_on_stdin() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rendered = helm_chart(dir.path()).replace("# Source: web/", "# Source: api/");
-    let out = karplint()
-        .current_dir(dir.path())
-        .args([
-            "--no-config",
-            "--context",
-            "platform",
-            "--format",
-            "json",
-            "-",
-        ])
-        .write_stdin(rendered)
-        .output()
-        .expect("runs");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (v, code) = lint_helm_output(dir.path(), rendered);
     let files: Vec<&str> = (v["diagnostics"].as_array().expect("array").iter())
         .map(|d| d["file"].as_str().expect("file"))
         .collect();
     assert_eq!(files, ["<stdin>", "<stdin>"], "{v:#}");
+    assert_eq!(code, Some(1));
     let notes: Vec<&str> = (v["notes"].as_array().expect("notes").iter())
         .filter_map(|n| n["message"].as_str())
         .collect();

@@ -29,7 +29,7 @@ pub(super) struct Remapped {
 pub(super) fn remap(
     findings: &mut Vec<Finding>,
     renders: &[(usize, RenderMap)],
-    helm: &[(usize, HelmMap)],
+    helm: &[(usize, HelmMap<'_>)],
     sources: &[Source],
     has_suppressions: &mut Vec<bool>,
 ) -> Remapped {
@@ -107,7 +107,7 @@ pub(super) fn remap(
 
 struct Mover<'r> {
     renders: BTreeMap<usize, &'r RenderMap>,
-    helm: BTreeMap<usize, &'r HelmMap>,
+    helm: BTreeMap<usize, &'r HelmMap<'r>>,
     charts: Charts,
     /// Templates `helm template` output names that no chart holds.
     missing: std::collections::BTreeSet<String>,

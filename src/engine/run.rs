@@ -193,7 +193,7 @@ struct FileSummary {
 
 /// The `helm template` streams among the linted sources read from standard input, with
 /// the working directory, under which their charts are looked for.
-fn helm_maps(sources: &[Source]) -> Vec<(usize, crate::helm::HelmMap)> {
+fn helm_maps(sources: &[Source]) -> Vec<(usize, crate::helm::HelmMap<'_>)> {
     let Ok(cwd) = std::env::current_dir() else {
         return Vec::new();
     };
