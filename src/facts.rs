@@ -75,6 +75,9 @@ pub struct Batched {
     /// The failure the first Pending replica's error starts with, and its pool (an index
     /// into the simulator's pools); `None` when Karpenter skipped every pool.
     pub first: Option<(usize, Failure)>,
+    /// The failure Karpenter's error gave the NodePool of [`WorkloadFacts::pending_on`]
+    /// when it last refused a replica, if its error named that pool.
+    pub on_meant: Option<Failure>,
     /// What one replica requests, as Karpenter reads it.
     pub requests: crate::quantity::ResourceList,
 }

@@ -6,6 +6,7 @@
 
 use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
+use crate::karpenter::sim::Failure;
 use crate::model::{Kind, Object};
 use crate::report::plan::{self, PlanRow};
 use crate::report::{Note, cost};
@@ -32,15 +33,18 @@ pub(super) fn place(
     let note = within_budget(&mut pending, budget);
     let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
     let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
+    facts.sort_unstable_by_key(|f| f.order);
+    let at = |key: &Key| facts.binary_search_by_key(key, |f| f.order).ok();
+    for (key, workload) in &mut pending {
+        workload.meant = at(key).and_then(|i| facts[i].pending_on);
+    }
     let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) = pending.into_iter().unzip();
     let solved = scheduler::solve_with_nodes(sim, &workloads, &mut existing);
     let on = cost::by_workload(&solved.nodes, workloads.len());
-    facts.sort_unstable_by_key(|f| f.order);
-    for (w, ((key, pods), workload)) in
-        (keys.into_iter().zip(solved.pods).zip(&workloads)).enumerate()
-    {
+    let outcomes = keys.into_iter().zip(solved.pods).zip(solved.meant);
+    for (w, (((key, pods), meant), workload)) in outcomes.zip(&workloads).enumerate() {
         if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
-            facts[at].batch = Some(batched(&pods, workload));
+            facts[at].batch = Some(batched(&pods, workload, meant));
         }
         if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
             let row = &mut rows[at].1;
@@ -100,8 +104,9 @@ fn within_budget(pending: &mut Vec<(Key, PendingWorkload)>, budget: usize) -> Op
     })
 }
 
-/// A workload's replicas, counted: how many stay Pending, and the first one's failure.
-fn batched(pods: &[PodOutcome], workload: &PendingWorkload) -> Batched {
+/// A workload's replicas, counted: how many stay Pending, the first one's failure, and the
+/// last refusal of its meant pool.
+fn batched(pods: &[PodOutcome], workload: &PendingWorkload, meant: Option<Failure>) -> Batched {
     let mut first = None;
     let mut pending = 0;
     for pod in pods {
@@ -116,6 +121,7 @@ fn batched(pods: &[PodOutcome], workload: &PendingWorkload) -> Batched {
         replicas: pods.len(),
         pending,
         first,
+        on_meant: (pending > 0).then_some(meant).flatten(),
         requests: workload.requests().clone(),
     }
 }

@@ -211,6 +211,34 @@ pub struct Allocatable {
 
 const CORE: [&str; 4] = ["cpu", "memory", "pods", "ephemeral-storage"];
 
+/// What pods and DaemonSets ask of a node, summed once and laid out as [`Allocatable`] is,
+/// to be compared with many instance types ([`Allocatable::holds`]).
+#[derive(Debug, Clone)]
+pub struct Demand {
+    core: [Quantity; 4],
+    extended: Vec<(String, Quantity)>,
+}
+
+impl Demand {
+    /// `requests` plus `overhead`, each resource added with saturation.
+    pub fn of(requests: &ResourceList, overhead: &ResourceList) -> Demand {
+        let mut demand = Demand {
+            core: [Quantity::ZERO; 4],
+            extended: Vec::new(),
+        };
+        for (k, q) in requests.iter().chain(overhead.iter()) {
+            match CORE.iter().position(|c| *c == k) {
+                Some(i) => demand.core[i] = demand.core[i].saturating_add(q),
+                None => match demand.extended.iter_mut().find(|(e, _)| e == k) {
+                    Some((_, sum)) => *sum = sum.saturating_add(q),
+                    None => demand.extended.push((k.to_string(), q)),
+                },
+            }
+        }
+        demand
+    }
+}
+
 /// One type's [`AllocatableTable::core_capacity`], boxed: an unread cell costs 8 bytes.
 type CapacityCell = OnceLock<Box<[Quantity; 4]>>;
 
@@ -226,6 +254,22 @@ impl Allocatable {
     /// on the type, not even a pod that requests nothing (`resources.Fits`).
     pub fn any_negative(&self) -> bool {
         self.core.iter().any(|q| q.as_millis() < 0)
+    }
+
+    /// Whether `demand` fits, as [`Demand::of`] sums it: each resource it asks for is zero
+    /// or at most what the type has (`resources.Fits`).
+    pub fn holds(&self, demand: &Demand) -> bool {
+        !self.any_negative()
+            && (self.core.iter().zip(&demand.core))
+                .all(|(has, asked)| asked.is_zero() || asked <= has)
+            && (demand.extended.iter())
+                .all(|(k, asked)| asked.is_zero() || *asked <= self.extended.get_or_zero(k))
+    }
+
+    /// What is left of cpu, memory and pods once `demand` is placed, in milli-units
+    /// (negative when it does not fit).
+    pub fn left(&self, demand: &Demand) -> [i128; 3] {
+        [0, 1, 2].map(|i| self.core[i].as_millis() - demand.core[i].as_millis())
     }
 
     /// The full list, for messages.
@@ -899,6 +943,46 @@ impl<'a, 'c> Pool<'a, 'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const RESOURCES: [&str; 5] = [
+        "cpu",
+        "memory",
+        "pods",
+        "ephemeral-storage",
+        "nvidia.com/gpu",
+    ];
+
+    fn list(millis: &[Option<i64>]) -> ResourceList {
+        let mut list = ResourceList::new();
+        for (name, m) in RESOURCES.iter().zip(millis) {
+            if let Some(m) = m {
+                list.insert(*name, Quantity::from_millis(i128::from(*m)));
+            }
+        }
+        list
+    }
+
+    fn quantities() -> impl Strategy<Value = Vec<Option<i64>>> {
+        proptest::collection::vec(proptest::option::of(-2i64..6), RESOURCES.len())
+    }
+
+    proptest! {
+        /// A [`Demand`] summed once answers as `resources.Fits` over the two lists
+        /// ([`super::super::sim::fits_with`]), and leaves what subtracting them leaves.
+        #[test]
+        fn demand_fits_as_the_lists_do(req in quantities(), over in quantities(), has in quantities()) {
+            let (requests, overhead, mut full) = (list(&req), list(&over), list(&has));
+            let core = CORE.map(|c| full.remove(c).unwrap_or(Quantity::ZERO));
+            let alloc = Allocatable { core, extended: Arc::new(full) };
+            let demand = Demand::of(&requests, &overhead);
+            prop_assert_eq!(alloc.holds(&demand), super::super::sim::fits_with(&requests, &overhead, &alloc));
+            for (i, r) in ["cpu", "memory", "pods"].iter().enumerate() {
+                let used = requests.get_or_zero(r).saturating_add(overhead.get_or_zero(r));
+                prop_assert_eq!(alloc.left(&demand)[i], alloc.get_or_zero(r).as_millis() - used.as_millis());
+            }
+        }
+    }
 
     /// Every built-in type's labels land in its row, for both label flavours and both OS
     /// labels (the rows' semantics against `Requirements` are a proptest in

@@ -1127,6 +1127,42 @@ impl<'a> TypeRow<'a> {
             .iter()
             .any(|(key, incoming)| self.get(key).conflicts(incoming))
     }
+
+    /// `other` looked up once in this row's key list, for [`TypeRow::meets`] on every row
+    /// of the same table: a pod is tried against hundreds of types per NodeClaim.
+    pub fn query<'q>(&self, other: &'q Requirements) -> RowQuery<'a, 'q> {
+        let at = (other.by_key.iter())
+            .filter_map(|(key, incoming)| {
+                let key = normalize_key(key);
+                let i = self.keys.binary_search_by(|k| k.as_str().cmp(key)).ok()?;
+                Some((i, incoming))
+            })
+            .collect();
+        RowQuery {
+            keys: self.keys,
+            other,
+            at,
+        }
+    }
+
+    /// [`TypeRow::intersects_ok`] with the requirements of `q`.
+    pub fn meets(&self, q: &RowQuery<'_, '_>) -> bool {
+        if !std::ptr::eq(self.keys, q.keys) {
+            return self.intersects_ok(q.other);
+        }
+        // A key the table does not hold is unconstrained on every row: it never conflicts.
+        !q.at
+            .iter()
+            .any(|&(i, incoming)| self.values[i].conflicts(incoming))
+    }
+}
+
+/// Requirements resolved against the key list of one [`TypeRows`] ([`TypeRow::query`]).
+pub struct RowQuery<'a, 'q> {
+    keys: &'a [String],
+    other: &'q Requirements,
+    /// The index in `keys` of each requirement's key that the table holds.
+    at: Vec<(usize, &'q Requirement)>,
 }
 
 /// Karpenter's `Requirements.String`: each requirement rendered, sorted, joined with `", "`;

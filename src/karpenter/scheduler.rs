@@ -21,7 +21,7 @@
 //! offerings' availability and reserved capacity.
 
 use super::pod::{self, Attempt, HostPort, Requests};
-use super::pool::{Pool, PoolType};
+use super::pool::{Demand, Pool, PoolType};
 use super::preferences::{Relaxable, Relaxation};
 use super::requirements::{LABEL_ZONE, Requirement, Requirements};
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
@@ -30,6 +30,7 @@ use crate::model::workload::{PodSpec, TopologySpreadConstraint};
 use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
 use refusals::Refusals;
+use std::borrow::Cow;
 use topology::{GroupType, PodIdentity, Term, Topology};
 
 mod existing;
@@ -43,6 +44,10 @@ pub use existing::Existing;
 #[derive(Debug, Clone)]
 pub struct PendingWorkload {
     pub replicas: i64,
+    /// The NodePool the finding on its pod template leads with (an index into
+    /// [`Simulator::pools`]), whose refusal of its Pending pods the batch keeps
+    /// ([`Solved::meant`]).
+    pub meant: Option<usize>,
     /// The relaxation steps, in Karpenter's order.
     steps: Vec<Step>,
     tolerations: Vec<Toleration>,
@@ -95,6 +100,7 @@ impl PendingWorkload {
             relaxation_steps(spec, &identity, attempts, sim.prefer_no_schedule());
         Some(PendingWorkload {
             replicas,
+            meant: None,
             steps,
             tolerations,
             requests: sim.admitted.requests(obj, spec, sim.version),
@@ -333,13 +339,19 @@ impl Claim {
 
     fn headroom(&self, sim: &Simulator) -> [i128; 3] {
         let pool = &sim.pools[self.pool];
-        HEADROOM.map(|r| {
-            self.types
-                .iter()
-                .map(|&i| sim.left_on(self.pool, &self.requests, &pool.type_at(i as usize), r))
-                .max()
-                .unwrap_or(i128::MIN)
-        })
+        let fixed = (sim.fixed_overhead(self.pool)).map(|o| Demand::of(&self.requests, o));
+        let mut most = [i128::MIN; HEADROOM.len()];
+        for &i in &self.types {
+            let t = pool.type_at(i as usize);
+            let demand = fixed.as_ref().map_or_else(
+                || Cow::Owned(sim.demand(self.pool, &self.requests, &t)),
+                Cow::Borrowed,
+            );
+            for (most, left) in most.iter_mut().zip(t.allocatable().left(&demand)) {
+                *most = (*most).max(left);
+            }
+        }
+        most
     }
 
     /// Whether `requests` fit in what its roomiest types have left.
@@ -351,8 +363,18 @@ impl Claim {
     }
 }
 
-/// The resources a NodeClaim's headroom tracks: a NodeClaim often runs out of pods
-/// (`max-pods`) before cpu or memory.
+/// What a NodeClaim becomes when a pod joins it ([`Batch::can_add`]).
+struct Joining<'s, 'c> {
+    /// Its requirements with the pod's and those topology adds.
+    requirements: Requirements,
+    /// The types that still fit every pod on it.
+    types: Vec<PoolType<'s, 'c>>,
+    /// Its [`Claim::headroom`] once the pod is on it.
+    headroom: [i128; HEADROOM.len()],
+}
+
+/// The resources a NodeClaim's headroom tracks, as [`super::pool::Allocatable::left`] gives
+/// them: a NodeClaim often runs out of pods (`max-pods`) before cpu or memory.
 const HEADROOM: [&str; 3] = ["cpu", "memory", "pods"];
 
 /// The outcome of every replica of every workload, placed as Karpenter's provisioner
@@ -393,6 +415,10 @@ pub struct LaunchedNode {
 pub struct Solved {
     pub pods: Vec<Vec<PodOutcome>>,
     pub nodes: Vec<LaunchedNode>,
+    /// Per workload, the failure Karpenter's error gave its [`PendingWorkload::meant`]
+    /// NodePool the last time one of its pods was refused (`None` when the error did not
+    /// name that pool).
+    pub meant: Vec<Option<Failure>>,
 }
 
 /// [`solve`], with the nodes the rounds launch.
@@ -442,6 +468,7 @@ pub fn solve_with_nodes(
     Solved {
         pods: out,
         nodes: batch.nodes(),
+        meant: batch.meant,
     }
 }
 
@@ -535,6 +562,8 @@ struct Batch<'s, 'a, 'c> {
     /// The refusals a pod may take again without a try.
     refusals: Refusals,
     launch_order: LaunchOrder,
+    /// Per workload, its meant pool's last refusal ([`Solved::meant`]).
+    meant: Vec<Option<Failure>>,
 }
 
 impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
@@ -564,6 +593,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 sim.price_region(),
                 sim.zones().len(),
             ),
+            meant: vec![None; workloads.len()],
         }
     }
 
@@ -879,8 +909,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if !joinable[claim.pool] {
                 continue;
             }
-            if let Some((requirements, types)) = self.can_add(claim, w, pod, step, owned) {
-                return Some(self.join(c, w, pod, requirements, &types));
+            if let Some(joining) = self.can_add(claim, w, pod, step, owned) {
+                return Some(self.join(c, w, pod, joining));
             }
         }
         if remembered {
@@ -917,9 +947,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if !joinable[claim.pool] || self.topology.host_refuses(w, owned, &claim.hostname) {
                 continue;
             }
-            if let Some((requirements, types)) = self.can_add(claim, w, pod, step, owned) {
+            if let Some(joining) = self.can_add(claim, w, pod, step, owned) {
                 open.extend_from_slice(&asked[i..]);
-                joined = Some(self.join(c, w, pod, requirements, &types));
+                joined = Some(self.join(c, w, pod, joining));
                 break;
             }
             open.push(c);
@@ -987,16 +1017,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
     }
 
-    /// `NodeClaim.Add`: the pod joins NodeClaim `c`, which narrows to `requirements` and
-    /// `types`; its pool.
-    fn join(
-        &mut self,
-        c: usize,
-        w: usize,
-        pod: &PendingWorkload,
-        requirements: Requirements,
-        types: &[PoolType],
-    ) -> usize {
+    /// `NodeClaim.Add`: the pod joins NodeClaim `c`, which narrows as [`Batch::can_add`]
+    /// found; its pool.
+    fn join(&mut self, c: usize, w: usize, pod: &PendingWorkload, joining: Joining) -> usize {
+        let Joining {
+            requirements,
+            types,
+            headroom,
+        } = joining;
         let claim = &self.claims[c];
         let pool = &self.sim.pools[claim.pool];
         let taints = pool.taints.iter().map(|(t, _)| t);
@@ -1004,13 +1032,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             .add(w, &requirements, &claim.hostname, taints, pool.flavor);
         let claim = &mut self.claims[c];
         claim.requirements = requirements;
-        claim.types = indices(types);
+        claim.types = indices(&types);
         claim
             .requests
             .add(&self.sim.judged_requests(pool, &pod.requests.total));
         claim.ports.extend(pod.host_ports.iter().cloned());
         claim.workloads.push(w);
-        claim.headroom = claim.headroom(self.sim);
+        claim.headroom = headroom;
         self.sorted = false;
         self.changes.push(c);
         claim.pool
@@ -1027,7 +1055,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         pod: &PendingWorkload,
         step: &Step,
         owned: &[usize],
-    ) -> Option<(Requirements, Vec<PoolType<'s, 'c>>)> {
+    ) -> Option<Joining<'s, 'c>> {
         let attempt = &step.attempt;
         let pool = &self.sim.pools[claim.pool];
         let pns = attempt.tolerates_prefer_no_schedule;
@@ -1056,6 +1084,18 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         let mut requests = claim.requests.clone();
         requests.add(&self.sim.judged_requests(pool, &pod.requests.total));
+        let first = claim
+            .types
+            .first()
+            .map(|&i| pool.type_at(i as usize).requirements);
+        let query = |reqs| {
+            first
+                .filter(|_| !Requirements::is_empty(reqs))
+                .map(|row| row.query(reqs))
+        };
+        let (pod_query, topology_query) = (query(&attempt.requirements), query(&topology));
+        let fixed = (self.sim.fixed_overhead(claim.pool)).map(|o| Demand::of(&requests, o));
+        let mut headroom = [i128::MIN; HEADROOM.len()];
         let types: Vec<PoolType> = claim
             .types
             .iter()
@@ -1063,19 +1103,38 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             // The types already meet the NodeClaim's requirements, and a type's label has one
             // value: it meets the narrowed requirements when it meets the pod's.
             .filter(|t| {
-                (attempt.requirements.is_empty()
-                    || t.requirements.intersects_ok(&attempt.requirements))
-                    && (topology.is_empty() || t.requirements.intersects_ok(&topology))
+                let room = pod_query.as_ref().is_none_or(|q| t.requirements.meets(q))
+                    && topology_query
+                        .as_ref()
+                        .is_none_or(|q| t.requirements.meets(q))
                     && self
                         .sim
                         .daemon_port_taken(claim.pool, t.requirements, &pod.host_ports)
-                        .is_none()
-                    && self.sim.fits_on(claim.pool, &requests, t)
+                        .is_none();
+                if !room {
+                    return false;
+                }
+                let demand = fixed.as_ref().map_or_else(
+                    || Cow::Owned(self.sim.demand(claim.pool, &requests, t)),
+                    Cow::Borrowed,
+                );
+                let alloc = t.allocatable();
+                if !alloc.holds(&demand) {
+                    return false;
+                }
+                for (most, left) in headroom.iter_mut().zip(alloc.left(&demand)) {
+                    *most = (*most).max(left);
+                }
+                true
             })
             .collect();
         let offered = self.sim.offered(claim.pool);
         let min_values_met = sim::unmet_min_values(&requirements, &types, offered).is_empty();
-        (!types.is_empty() && min_values_met).then_some((requirements, types))
+        (!types.is_empty() && min_values_met).then_some(Joining {
+            requirements,
+            types,
+            headroom,
+        })
     }
 
     /// The domains topology leaves a NodeClaim of pool `pool` with `node` requirements
@@ -1118,14 +1177,21 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             (self.refused_new.remove(&(w, k))).unwrap_or_else(|| vec![None; self.sim.pools.len()]);
         // The first refusal Karpenter's error shows: pools it skipped are not in it.
         let mut first = None;
+        let mut meant = None;
         let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         let mut placed = None;
         for (i, entry) in refused.iter_mut().enumerate() {
             let spent = self.spent[i];
             // Pools after the first refusal matter only if they take the pod.
-            let shown = |first: &mut Option<(usize, Failure)>, f: &Failure| {
-                if first.is_none() && !f.skips_pool() {
+            let mut shown = |first: &mut Option<(usize, Failure)>, f: &Failure| {
+                if f.skips_pool() {
+                    return;
+                }
+                if first.is_none() {
                     *first = Some((i, f.clone()));
+                }
+                if pod.meant == Some(i) {
+                    meant = Some(f.clone());
                 }
             };
             let known = match entry {
@@ -1160,6 +1226,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
         }
         self.refused_new.insert((w, k), refused);
+        if placed.is_none() {
+            self.meant[w] = meant;
+        }
         placed.ok_or(first.map(Box::new))
     }
 

@@ -16,7 +16,7 @@
 
 use super::catalog::Catalog;
 use super::pod::{self, Attempt, HostPort, Ignored, Requests};
-use super::pool::{Exclusion, Pool, PoolType};
+use super::pool::{Demand, Exclusion, Pool, PoolType};
 use super::preferences;
 use super::requirements::{Requirements, TypeRow};
 use super::taints::{self, Effect, Taint, Toleration};
@@ -250,7 +250,7 @@ fn templates(pools: &[Pool], overheads: &[PoolOverhead]) -> Vec<usize> {
 }
 
 /// `needed + overhead ≤ allocatable` for every resource, without building the sum.
-fn fits_with(
+pub(super) fn fits_with(
     needed: &ResourceList,
     overhead: &ResourceList,
     alloc: &super::pool::Allocatable,
@@ -586,29 +586,17 @@ impl<'a, 'c> Simulator<'a, 'c> {
         self.prefer_no_schedule
     }
 
-    /// What is left of type `t` of pool `pool` for more pods once `requests` and the
-    /// DaemonSet overhead are placed, in `resource` (negative when they do not fit).
-    pub(super) fn left_on(
-        &self,
-        pool: usize,
-        requests: &ResourceList,
-        t: &PoolType,
-        resource: &str,
-    ) -> i128 {
-        let used = requests.get_or_zero(resource).saturating_add(
-            self.daemon_overhead(pool, t.requirements)
-                .get_or_zero(resource),
-        );
-        t.allocatable().get_or_zero(resource).as_millis() - used.as_millis()
+    /// The DaemonSet overhead of pool `pool` when it is the same on each of its types
+    /// (no DaemonSet's requirements tell its types apart).
+    pub(super) fn fixed_overhead(&self, pool: usize) -> Option<&ResourceList> {
+        let o = &self.overheads[pool];
+        o.by_type.is_empty().then_some(&o.always)
     }
 
-    /// `requests` plus the DaemonSet overhead fit type `t` of pool `pool`.
-    pub(super) fn fits_on(&self, pool: usize, requests: &ResourceList, t: &PoolType) -> bool {
-        fits_with(
-            requests,
-            &self.daemon_overhead(pool, t.requirements),
-            t.allocatable(),
-        )
+    /// What `requests` and the DaemonSet overhead ask of type `t` of pool `pool`, where
+    /// the overhead may differ by type.
+    pub(super) fn demand(&self, pool: usize, requests: &ResourceList, t: &PoolType) -> Demand {
+        Demand::of(requests, &self.daemon_overhead(pool, t.requirements))
     }
 
     /// The first stages of `NodeClaim.CanAdd` for a new NodeClaim of pool `i`: taints and
@@ -920,9 +908,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
         let mut port_taken = None;
         let within = pod.within.unwrap_or(pool.within_limits());
+        let query = (!pod_reqs.is_empty())
+            .then(|| pool.types().next().map(|t| t.requirements.query(pod_reqs)))
+            .flatten();
         for (t, &within) in pool.types().zip(within) {
             // Types over a limit were filtered out before the pod was tried.
-            if !within || (!pod_reqs.is_empty() && !t.requirements.intersects_ok(pod_reqs)) {
+            if !within || query.as_ref().is_some_and(|q| !t.requirements.meets(q)) {
                 continue;
             }
             if !pod.host_ports.is_empty()

@@ -614,6 +614,9 @@ proptest! {
                 .collect();
             let row = table.row(i);
             prop_assert_eq!(row.intersects_ok(&pod), node.intersects_ok(&pod), "{} / {}", node, pod);
+            // A query built on any row of the table answers for every row.
+            let query = table.row(0).query(&pod);
+            prop_assert_eq!(row.meets(&query), node.intersects_ok(&pod), "{} / {}", node, pod);
             for key in [ZONE, ARCH, TEAM, KEY] {
                 prop_assert_eq!(row.has(key), node.has(key));
                 let any = node.get(key).and_then(Requirement::any);

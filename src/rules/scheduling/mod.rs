@@ -151,10 +151,10 @@ pub(crate) fn pending_on(cx: &Context, o: &Placed) -> Option<usize> {
 /// cause, whatever Karpenter's words: its failure is at the limits stage, or the pod
 /// schedules alone on that pool and the NodeClaims before it spent the limits down to types
 /// too small for it ("no instance type has enough resources").
-fn limits_cause(w: &WorkloadFacts, sim: &Simulator, (pool, failure): &(usize, Failure)) -> bool {
-    !sim.pools[*pool].limits.is_empty()
+fn limits_cause(w: &WorkloadFacts, sim: &Simulator, (pool, failure): (usize, &Failure)) -> bool {
+    !sim.pools[pool].limits.is_empty()
         && (failure.stage() == Stage::Limits
-            || (w.scheduling == Scheduling::Schedules(*pool)
+            || (w.scheduling == Scheduling::Schedules(pool)
                 && failure.stage() == Stage::InstanceTypes))
 }
 
@@ -179,7 +179,7 @@ fn replicas_over_limit(sim: &Simulator, pool: usize, b: &Batched) -> Option<Fail
 /// starts with: the stage's rule, and pod (anti-)affinity's own for its topology terms.
 /// Where the limits are the cause in other words ([`limits_cause`]), the rule of those
 /// words reports it, with the limits' advice.
-fn batch_rule(first: Option<&(usize, Failure)>) -> &'static str {
+fn batch_rule(first: Option<(usize, &Failure)>) -> &'static str {
     match first {
         Some((_, Failure::Topology { constraint, .. })) if *constraint != "topology spread" => {
             super::unsatisfiable_pod_affinity::META.id
@@ -278,11 +278,13 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
     };
     // The per-object findings already count as many Pending replicas.
     let explained = w.claimed.is_some_and(|c| c >= b.pending);
-    if b.pending == 0 || w.context || !(judged_alone && !explained || spent_first(w, b)) {
+    let spent = spent_first(w, b);
+    if b.pending == 0 || w.context || !(judged_alone && !explained || spent.is_some()) {
         return None;
     }
-    let limits = b.first.as_ref().is_some_and(|f| limits_cause(w, sim, f));
-    let rule = batch_rule(b.first.as_ref());
+    let named = spent.or_else(|| b.first.as_ref().map(|(pool, f)| (*pool, f)));
+    let limits = named.is_some_and(|f| limits_cause(w, sim, f));
+    let rule = batch_rule(named);
     if rule != rule_meta.id || w.reported.contains(&rule) {
         return None;
     }
@@ -291,7 +293,7 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
         "{} of {} replicas stay Pending once every pod of the run is placed",
         b.pending, b.replicas
     );
-    let Some((pool, failure)) = &b.first else {
+    let Some((pool, failure)) = named else {
         return Some(
             rule_meta
                 .finding(w, span, format!("{head}: {NO_NODEPOOL_LEFT}"))
@@ -299,9 +301,9 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
                 .help("every NodePool's own requirements leave no instance type: loosen them"),
         );
     };
-    let p = &sim.pools[*pool];
+    let p = &sim.pools[pool];
     // Karpenter's words for a limits failure gain the numbers behind it.
-    let over = limits.then(|| replicas_over_limit(sim, *pool, b)).flatten();
+    let over = limits.then(|| replicas_over_limit(sim, pool, b)).flatten();
     let shown = match &over {
         Some(over) if failure.stage() == Stage::Limits => over,
         _ => failure,
@@ -339,15 +341,17 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
     )
 }
 
-/// Whether a pod template the per-template analysis reported Pending on a NodePool is left
-/// Pending by the batch on that same NodePool at its limits: the pods placed before it
-/// spent them, and Karpenter, which checks a NodePool's limits before the pod, says so in
-/// its place. Raising the limits and the per-template fix are then both needed.
-fn spent_first(w: &WorkloadFacts, b: &Batched) -> bool {
-    w.scheduling == Scheduling::Pending
-        && b.first.as_ref().is_some_and(|(pool, failure)| {
-            Some(*pool) == w.pending_on && failure.stage() == Stage::Limits
-        })
+/// The NodePool a pod template the per-template analysis reported Pending on, when the
+/// batch leaves its replicas Pending on that same NodePool at its limits, and Karpenter's
+/// failure there: the pods placed before it spent them, and Karpenter, which checks a
+/// NodePool's limits before the pod, says so in its place, whichever pool its error starts
+/// with. Raising the limits and the per-template fix are then both needed.
+fn spent_first<'b>(w: &WorkloadFacts, b: &'b Batched) -> Option<(usize, &'b Failure)> {
+    let pool = w
+        .pending_on
+        .filter(|_| w.scheduling == Scheduling::Pending)?;
+    let failure = b.on_meant.as_ref()?;
+    (failure.stage() == Stage::Limits).then_some((pool, failure))
 }
 
 /// The label on the replicas of a workload the batch leaves partly Pending.
