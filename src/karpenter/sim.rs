@@ -601,8 +601,15 @@ impl<'a, 'c> Simulator<'a, 'c> {
 
     /// The first stages of `NodeClaim.CanAdd` for a new NodeClaim of pool `i`: taints and
     /// requirements. The batch runs topology, then [`Simulator::instance_types`].
+    /// Karpenter's words need only the taints: whether the pool would take the pod were
+    /// they tolerated, a whole verdict, is left unasked.
     pub(super) fn claim_stages(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
-        self.taints(i, pod)?;
+        self.untolerated_taints(i, pod).map_err(|taints| {
+            Box::new(Failure::Taint {
+                taints,
+                fits_if_tolerated: None,
+            })
+        })?;
         self.requirements(i, pod)
     }
 
@@ -846,33 +853,40 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// Stage 1, taints: the pod must tolerate every taint of the pool, `PreferNoSchedule`
     /// ones until the last relaxation.
     fn taints(&self, i: usize, pod: &PodData) -> Result<(), Box<Failure>> {
-        let pool = &self.pools[i];
+        self.untolerated_taints(i, pod).map_err(|taints| {
+            let tolerate_all = [Toleration {
+                key: String::new(),
+                operator: taints::TolerationOperator::Exists,
+                value: String::new(),
+                effect: None,
+            }];
+            let tolerating = PodData {
+                tolerations: &tolerate_all,
+                tolerations_span: None,
+                exhaustive: false,
+                // The same attempt with every taint tolerated: its own variant in the memo.
+                id: pod.id | 1,
+                ..*pod
+            };
+            let fits_if_tolerated = self.outcome(i, &tolerating).is_ok();
+            Box::new(Failure::Taint {
+                taints,
+                fits_if_tolerated: Some(fits_if_tolerated),
+            })
+        })
+    }
+
+    /// The taints of pool `i` the pod does not tolerate, when there are any.
+    fn untolerated_taints(&self, i: usize, pod: &PodData) -> Result<(), Vec<Taint>> {
         let pns = pod.attempt.tolerates_prefer_no_schedule;
-        let untolerated: Vec<Taint> = untolerated(pod.tolerations, &pool.taints, pns)
+        let untolerated: Vec<Taint> = untolerated(pod.tolerations, &self.pools[i].taints, pns)
             .cloned()
             .collect();
         if untolerated.is_empty() {
-            return Ok(());
+            Ok(())
+        } else {
+            Err(untolerated)
         }
-        let tolerate_all = [Toleration {
-            key: String::new(),
-            operator: taints::TolerationOperator::Exists,
-            value: String::new(),
-            effect: None,
-        }];
-        let tolerating = PodData {
-            tolerations: &tolerate_all,
-            tolerations_span: None,
-            exhaustive: false,
-            // The same attempt with every taint tolerated: its own variant in the memo.
-            id: pod.id | 1,
-            ..*pod
-        };
-        let fits_if_tolerated = self.outcome(i, &tolerating).is_ok();
-        Err(Box::new(Failure::Taint {
-            taints: untolerated,
-            fits_if_tolerated,
-        }))
     }
 
     /// Stage 2, requirements: the pod's requirements must be compatible with the pool's.

@@ -44,8 +44,9 @@ pub enum Failure {
     Taint {
         taints: Vec<Taint>,
         /// The pool would take the pod if the pod tolerated its taints: only then is the
-        /// pool a likely intended home beside another pool's failure.
-        fits_if_tolerated: bool,
+        /// pool a likely intended home beside another pool's failure. `None` where it was
+        /// not worked out (the batch, whose words need only the taints).
+        fits_if_tolerated: Option<bool>,
     },
     /// [`Stage::Requirements`]: the pod's requirements are incompatible with the pool's.
     Requirements(IncompatibleError),

@@ -84,7 +84,7 @@ fn each_stage_reports_its_typed_failure() {
             requests: SMALL,
             pod: "",
             expect: |f| {
-                matches!(f, Failure::Taint { taints, fits_if_tolerated: true }
+                matches!(f, Failure::Taint { taints, fits_if_tolerated: Some(true) }
                     if taints.len() == 1 && taints[0].key == "dedicated" && taints[0].value == "gpu")
             },
         },
@@ -99,7 +99,7 @@ fn each_stage_reports_its_typed_failure() {
                 matches!(
                     f,
                     Failure::Taint {
-                        fits_if_tolerated: false,
+                        fits_if_tolerated: Some(false),
                         ..
                     }
                 )

@@ -111,7 +111,7 @@ fn pending_template(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fi
             && matches!(
                 f.failure,
                 Failure::Taint {
-                    fits_if_tolerated: true,
+                    fits_if_tolerated: Some(true),
                     ..
                 }
             )
