@@ -2014,6 +2014,35 @@ fn helm_output_on_stdin_points_at_the_templates() {
     assert_eq!(code, Some(1));
 }
 
+/// A `karplint.io/ignore` annotation a template renders silences the rule on its object,
+/// whose finding would land on the template.
+#[test]
+fn helm_output_keeps_the_suppressions_its_templates_render() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rendered = helm_chart(dir.path()).replace(
+        "  name: rel-worker\n",
+        "  name: rel-worker\n  annotations:\n    karplint.io/ignore: no-instance-type-fits\n",
+    );
+    let (v, code) = lint_helm_output(dir.path(), rendered);
+    let found: Vec<(&str, &str)> = (v["diagnostics"].as_array().expect("array").iter())
+        .map(|d| {
+            (
+                d["rule"].as_str().expect("rule"),
+                d["file"].as_str().expect("file"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "incompatible-requirements",
+            "charts/web/templates/deploy.yaml"
+        )],
+        "{v:#}"
+    );
+    assert_eq!(code, Some(1));
+}
+
 /// A template no chart under the working directory holds: the findings stay on the stream,
 /// and a note names the template.
 #[test]
