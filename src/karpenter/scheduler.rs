@@ -343,13 +343,8 @@ impl Claim {
         let mut most = [i128::MIN; HEADROOM.len()];
         for &i in &self.types {
             let t = pool.type_at(i as usize);
-            let demand = fixed.as_ref().map_or_else(
-                || Cow::Owned(sim.demand(self.pool, &self.requests, &t)),
-                Cow::Borrowed,
-            );
-            for (most, left) in most.iter_mut().zip(t.allocatable().left(&demand)) {
-                *most = (*most).max(left);
-            }
+            let demand = demand_on(sim, self.pool, fixed.as_ref(), &self.requests, &t);
+            raise(&mut most, t.allocatable().left(&demand));
         }
         most
     }
@@ -360,6 +355,25 @@ impl Claim {
             .iter()
             .zip(self.headroom)
             .all(|(r, left)| requests.get_or_zero(r).as_millis() <= left)
+    }
+}
+
+/// What `requests` and the DaemonSet overhead ask of type `t` of pool `pool`: `fixed`, when
+/// the overhead is the same on each of the pool's types ([`Simulator::fixed_overhead`]).
+fn demand_on<'d>(
+    sim: &Simulator,
+    pool: usize,
+    fixed: Option<&'d Demand>,
+    requests: &ResourceList,
+    t: &PoolType,
+) -> Cow<'d, Demand> {
+    fixed.map_or_else(|| Cow::Owned(sim.demand(pool, requests, t)), Cow::Borrowed)
+}
+
+/// Raises each of `most` to the matching value of `left`.
+fn raise(most: &mut [i128; HEADROOM.len()], left: [i128; HEADROOM.len()]) {
+    for (most, left) in most.iter_mut().zip(left) {
+        *most = (*most).max(left);
     }
 }
 
@@ -1114,18 +1128,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 if !room {
                     return false;
                 }
-                let demand = fixed.as_ref().map_or_else(
-                    || Cow::Owned(self.sim.demand(claim.pool, &requests, t)),
-                    Cow::Borrowed,
-                );
+                let demand = demand_on(self.sim, claim.pool, fixed.as_ref(), &requests, t);
                 let alloc = t.allocatable();
-                if !alloc.holds(&demand) {
-                    return false;
+                let holds = alloc.holds(&demand);
+                if holds {
+                    raise(&mut headroom, alloc.left(&demand));
                 }
-                for (most, left) in headroom.iter_mut().zip(alloc.left(&demand)) {
-                    *most = (*most).max(left);
-                }
-                true
+                holds
             })
             .collect();
         let offered = self.sim.offered(claim.pool);

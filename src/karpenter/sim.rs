@@ -925,6 +925,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let query = (!pod_reqs.is_empty())
             .then(|| pool.types().next().map(|t| t.requirements.query(pod_reqs)))
             .flatten();
+        let fixed = self.fixed_overhead(i).map(|o| Demand::of(&needed, o));
         for (t, &within) in pool.types().zip(within) {
             // Types over a limit were filtered out before the pod was tried.
             if !within || query.as_ref().is_some_and(|q| !t.requirements.meets(q)) {
@@ -936,8 +937,15 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 port_taken.get_or_insert(port);
                 continue;
             }
-            let overhead = self.daemon_overhead(i, t.requirements);
-            if fits_with(&needed, &overhead, t.allocatable()) {
+            let fits = match &fixed {
+                Some(demand) => t.allocatable().holds(demand),
+                None => fits_with(
+                    &needed,
+                    &self.daemon_overhead(i, t.requirements),
+                    t.allocatable(),
+                ),
+            };
+            if fits {
                 fitting.push(t);
                 if !pod.exhaustive && !min_values {
                     break;
@@ -953,7 +961,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     )
                 });
                 if bigger {
-                    largest = Some((t, overhead.into_owned()));
+                    largest = Some((t, self.daemon_overhead(i, t.requirements).into_owned()));
                 }
             }
         }
