@@ -266,7 +266,7 @@ const SCHEDULING_RULES: [&str; 7] = [
 /// first Pending replica and the NodePool it names. A workload the per-template analysis
 /// already reported under a scheduling rule (which names the field to change) gets no
 /// second finding from the batch, unless the batch leaves it Pending on that same NodePool
-/// because the pods before it spent the pool's limits ([`spent_first`]).
+/// at its limits or its topology, which Karpenter checks first ([`refused_first`]).
 fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Option<Finding> {
     let b = w.batch.as_ref()?;
     // A pod no NodePool takes is reported by the per-template analysis, unless a static
@@ -278,11 +278,11 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
     };
     // The per-object findings already count as many Pending replicas.
     let explained = w.claimed.is_some_and(|c| c >= b.pending);
-    let spent = spent_first(w, b);
-    if b.pending == 0 || w.context || !(judged_alone && !explained || spent.is_some()) {
+    let refused = refused_first(w, b);
+    if b.pending == 0 || w.context || !(judged_alone && !explained || refused.is_some()) {
         return None;
     }
-    let named = spent.or_else(|| b.first.as_ref().map(|(pool, f)| (*pool, f)));
+    let named = refused.or_else(|| b.first.as_ref().map(|(pool, f)| (*pool, f)));
     let limits = named.is_some_and(|f| limits_cause(w, sim, f));
     let rule = batch_rule(named);
     if rule != rule_meta.id || w.reported.contains(&rule) {
@@ -342,16 +342,21 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
 }
 
 /// The NodePool a pod template the per-template analysis reported Pending on, when the
-/// batch leaves its replicas Pending on that same NodePool at its limits, and Karpenter's
-/// failure there: the pods placed before it spent them, and Karpenter, which checks a
-/// NodePool's limits before the pod, says so in its place, whichever pool its error starts
-/// with. Raising the limits and the per-template fix are then both needed.
-fn spent_first<'b>(w: &WorkloadFacts, b: &'b Batched) -> Option<(usize, &'b Failure)> {
+/// batch leaves its replicas Pending on that same NodePool at a stage Karpenter checks
+/// before the one the analysis names, and Karpenter's failure there, whichever pool its
+/// error starts with:
+/// - its limits: the pods placed before it spent them, and Karpenter checks a NodePool's
+///   limits before the pod. Raising the limits and the per-template fix are both needed.
+/// - topology: a spread or (anti-)affinity term leaves the pod no domain, which Karpenter
+///   finds before it filters the instance types (`NodeClaim.CanAdd` runs
+///   `Topology.AddRequirements` first); the analysis of one pod, which has no topology,
+///   names the instance types.
+fn refused_first<'b>(w: &WorkloadFacts, b: &'b Batched) -> Option<(usize, &'b Failure)> {
     let pool = w
         .pending_on
         .filter(|_| w.scheduling == Scheduling::Pending)?;
     let failure = b.on_meant.as_ref()?;
-    (failure.stage() == Stage::Limits).then_some((pool, failure))
+    matches!(failure.stage(), Stage::Limits | Stage::Topology).then_some((pool, failure))
 }
 
 /// The label on the replicas of a workload the batch leaves partly Pending.
