@@ -822,6 +822,50 @@ fn identical_copies_are_one_object_with_a_note() {
     );
 }
 
+/// Identical definitions of a workload in two files are one object of the cluster: the
+/// batch places its replicas once. Here a NodePool whose limits hold one node: placed
+/// twice, the copy's replica would need a second node and stay Pending.
+#[test]
+fn identical_workload_copies_are_placed_once() {
+    let pool = POOL.replace(
+        "      requirements:\n",
+        "      requirements:\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [c6i.xlarge]}\n",
+    ) + "---\n";
+    let pool = pool.replacen(
+        "spec:\n  template:",
+        "spec:\n  limits: {cpu: \"4\"}\n  template:",
+        1,
+    );
+    let app = GOOD.replace(
+        "        image: nginx\n",
+        "        image: nginx\n        resources: {requests: {cpu: \"2\", memory: 1Gi}}\n",
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("pool.yaml"), pool).expect("write");
+    std::fs::write(dir.path().join("app.yaml"), &app).expect("write");
+    let once = run(dir.path(), &["."]);
+    std::fs::write(dir.path().join("copy.yaml"), format!("# a copy\n{app}")).expect("write");
+    let twice = run(dir.path(), &["."]);
+    let scheduling = |r: &Run| r.rules("replicas-exceed-capacity");
+    assert_eq!(
+        (scheduling(&once), scheduling(&twice)),
+        (0, 0),
+        "{:?}",
+        twice.json
+    );
+    assert!(
+        (notes(&twice).iter()).any(|(k, m)| k == "assumed"
+            && m.contains("Deployment \"good\" in copy.yaml (as in app.yaml)")),
+        "{:?}",
+        notes(&twice)
+    );
+    // Workload definitions are not compared: a different one is placed beside the first,
+    // and the two spend the limits.
+    let more = app.replace("cpu: \"2\"", "cpu: 2100m");
+    std::fs::write(dir.path().join("copy.yaml"), more).expect("write");
+    assert_eq!(scheduling(&run(dir.path(), &["."])), 1);
+}
+
 /// A Pod whose container has no image is a template another tool fills in: no request
 /// finding, and a note says so.
 #[test]

@@ -35,7 +35,7 @@ pub(super) fn judge(
 ) -> Judged {
     let mut checked = phase;
     checked.rows.sort_unstable_by_key(|(key, _)| *key);
-    checked.pending.sort_unstable_by_key(|(key, _)| *key);
+    checked.pending.sort_unstable_by_key(|p| p.key);
     let placed = super::verdict::place(
         cx,
         checked.pending,
@@ -46,7 +46,7 @@ pub(super) fn judge(
     let workloads = Workloads::new(checked.facts);
     let findings = rules::check_run(cx, &workloads, checked.findings);
     let mut notes = run_notes(cx, &workloads, checked.static_only);
-    notes.extend(copies_note(cx, sources));
+    notes.extend(copies_note(cx, &placed.copies, sources));
     notes.extend(pod_templates_note(&workloads, sources));
     notes.extend(placed.note);
     Judged {
@@ -351,21 +351,29 @@ fn listed(names: &[String]) -> String {
 }
 
 /// The note on definitions read once: a second definition of an object the same as the
-/// first in every field karplint reads ([`crate::index::Index::copies`]).
-fn copies_note(cx: &Context, sources: &[Source]) -> Option<Note> {
-    let copies: Vec<String> = cx
-        .index
-        .copies()
-        .map(|(held, copy)| {
-            format!(
-                "{} \"{}\" in {} (as in {})",
-                copy.kind_name,
-                copy.name(),
-                sources[copy.source].name,
-                sources[held.source].name
-            )
-        })
-        .collect();
+/// first in every field karplint reads ([`crate::index::Index::copies`]), and the workloads
+/// placed once in the batch for the same reason ([`super::verdict::Copy`]).
+fn copies_note(
+    cx: &Context,
+    workloads: &[super::verdict::Copy],
+    sources: &[Source],
+) -> Option<Note> {
+    let held = cx.index.copies().map(|(held, copy)| {
+        format!(
+            "{} \"{}\" in {} (as in {})",
+            copy.kind_name,
+            copy.name(),
+            sources[copy.source].name,
+            sources[held.source].name
+        )
+    });
+    let placed = workloads.iter().map(|c| {
+        format!(
+            "{} in {} (as in {})",
+            c.identity, sources[c.key.0].name, sources[c.held.0].name
+        )
+    });
+    let copies: Vec<String> = held.chain(placed).collect();
     (!copies.is_empty()).then(|| {
         Note::new(
             "assumed",

@@ -4,25 +4,30 @@
 //! workload's replicas goes into its facts, which the scheduling rules report from, and
 //! into its `karplint plan` row: the lint and the plan read one verdict.
 
+use super::workload::Pending;
 use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
 use crate::karpenter::sim::Failure;
+use crate::model::identity::Identity;
 use crate::model::{Kind, Object};
 use crate::report::plan::{self, PlanRow};
 use crate::report::{Note, cost};
 use crate::rules::Context;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// An object's place in the run's order ([`crate::facts::order`]).
 type Key = (usize, usize, usize);
 
 /// Places the pods of `pending` (sorted by key) on the static nodes and in Karpenter's
 /// rounds, and gives each workload's facts and plan row (sorted by key) what was decided
-/// of its replicas.
+/// of its replicas. An identical copy of an earlier workload is the same object of the
+/// cluster: its replicas are placed once, and the copy is given what its original was.
 /// A workload whose replicas would take the batch past `budget` pods is left out of it,
 /// judged by its pod template alone; the note counts them.
 pub(super) fn place(
     cx: &Context,
-    mut pending: Vec<(Key, PendingWorkload)>,
+    mut pending: Vec<Pending>,
     facts: &mut [WorkloadFacts],
     rows: &mut [(Key, PlanRow)],
     budget: usize,
@@ -30,34 +35,84 @@ pub(super) fn place(
     let Some(sim) = &cx.sim else {
         return Placed::default();
     };
+    let copies = identical_copies(&mut pending);
     let note = within_budget(&mut pending, budget);
     let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
     let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
     facts.sort_unstable_by_key(|f| f.order);
-    let at = |key: &Key| facts.binary_search_by_key(key, |f| f.order).ok();
-    for (key, workload) in &mut pending {
-        workload.meant = at(key).and_then(|i| facts[i].pending_on);
+    for p in &mut pending {
+        p.pods.meant = (facts.binary_search_by_key(&p.key, |f| f.order).ok())
+            .and_then(|i| facts[i].pending_on);
     }
-    let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) = pending.into_iter().unzip();
+    let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) =
+        pending.into_iter().map(|p| (p.key, p.pods)).unzip();
     let solved = scheduler::solve_with_nodes(sim, &workloads, &mut existing);
     let on = cost::by_workload(&solved.nodes, workloads.len());
+    let mut copies_of: HashMap<Key, Vec<Key>> = HashMap::new();
+    for c in &copies {
+        copies_of.entry(c.held).or_default().push(c.key);
+    }
     let outcomes = keys.into_iter().zip(solved.pods).zip(solved.meant);
     for (w, (((key, pods), meant), workload)) in outcomes.zip(&workloads).enumerate() {
-        if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
-            facts[at].batch = Some(batched(&pods, workload, meant));
-        }
-        if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
-            let row = &mut rows[at].1;
-            plan::settle_pending_in_batch(row, sim, &pods);
-            row.pods = plan::pod_rows(sim, &existing, pods);
-            plan::settle_placed_in_batch(row);
-            (row.instance_types, row.monthly_cost) =
-                cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
+        let batch = batched(&pods, workload, meant);
+        let (instance_types, monthly_cost) = cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
+        let copied = copies_of.get(&key).into_iter().flatten().copied();
+        for key in std::iter::once(key).chain(copied) {
+            if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
+                facts[at].batch = Some(batch.clone());
+            }
+            if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
+                let row = &mut rows[at].1;
+                plan::settle_pending_in_batch(row, sim, &pods);
+                row.pods = plan::pod_rows(sim, &existing, pods.clone());
+                plan::settle_placed_in_batch(row);
+                (row.instance_types, row.monthly_cost) = (instance_types.clone(), monthly_cost);
+            }
         }
     }
     let cost = (!rows.is_empty())
         .then(|| cost::of_nodes(&solved.nodes, |p| sim.pools[p].name.clone(), &cx.cluster));
-    Placed { note, cost }
+    Placed { note, cost, copies }
+}
+
+/// A workload defined again later in the run, the same in every field karplint reads.
+pub(super) struct Copy {
+    /// The copy's place in the run's order.
+    pub key: Key,
+    /// The place of the definition it copies, which the batch places.
+    pub held: Key,
+    /// Which object both define.
+    pub identity: Identity,
+}
+
+/// Takes out of `pending` (in the run's order) every workload whose identity and fingerprint
+/// an earlier one has, and gives them.
+fn identical_copies(pending: &mut Vec<Pending>) -> Vec<Copy> {
+    let mut first: HashMap<(&Identity, u64), Key> = HashMap::new();
+    let held: Vec<Option<Key>> = (pending.iter())
+        .map(|p| {
+            let (id, print) = p.definition.as_ref()?;
+            match first.entry((id, *print)) {
+                Entry::Occupied(held) => Some(*held.get()),
+                Entry::Vacant(slot) => {
+                    slot.insert(p.key);
+                    None
+                }
+            }
+        })
+        .collect();
+    let mut copies = Vec::new();
+    for (p, held) in std::mem::take(pending).into_iter().zip(held) {
+        match (held, p.definition) {
+            (Some(held), Some((identity, _))) => copies.push(Copy {
+                key: p.key,
+                held,
+                identity,
+            }),
+            (_, definition) => pending.push(Pending { definition, ..p }),
+        }
+    }
+    copies
 }
 
 /// What placing the batch gives the run beside the facts and rows.
@@ -67,6 +122,8 @@ pub(super) struct Placed {
     pub note: Option<Note>,
     /// The nodes the rounds launch and their cost, for a run with plan rows.
     pub cost: Option<cost::Cost>,
+    /// The workloads placed as the earlier definition they copy.
+    pub copies: Vec<Copy>,
 }
 
 /// Each NodePool's disruption settings, for `karplint diff`.
@@ -81,11 +138,11 @@ pub(super) fn disruption(cx: &Context) -> Vec<plan::PoolDisruption> {
 
 /// Drops from `pending` the workloads whose replicas would take the batch past `budget`
 /// pods, in the run's order; the note that counts them.
-fn within_budget(pending: &mut Vec<(Key, PendingWorkload)>, budget: usize) -> Option<Note> {
+fn within_budget(pending: &mut Vec<Pending>, budget: usize) -> Option<Note> {
     let mut left = budget;
     let (mut dropped, mut replicas) = (0usize, 0u64);
-    pending.retain(|(_, w)| {
-        let n = usize::try_from(w.replicas).unwrap_or(0);
+    pending.retain(|p| {
+        let n = usize::try_from(p.pods.replicas).unwrap_or(0);
         if n <= left {
             left -= n;
             return true;

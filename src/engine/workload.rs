@@ -17,6 +17,7 @@ use crate::karpenter::cluster;
 use crate::karpenter::scheduler::PendingWorkload;
 use crate::karpenter::sim::{Simulator, Verdict};
 use crate::model::Object;
+use crate::model::identity::{self, Identity};
 use crate::parse::Part;
 use crate::progress::Progress;
 use crate::report::{Source, plan};
@@ -24,6 +25,16 @@ use crate::rules::{self, Context, Findings, Placed};
 use crate::suppress::Annotations;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// A judged workload's pods for the batch, and which object of the cluster it defines.
+pub(super) struct Pending {
+    /// Its place in the run's order.
+    pub key: (usize, usize, usize),
+    /// Its identity and fingerprint: identical definitions of one object are one object,
+    /// whose replicas the batch places once.
+    pub definition: Option<(Identity, u64)>,
+    pub pods: PendingWorkload,
+}
 
 /// Streamed files per task, parsed before their objects are checked together.
 const FILES_PER_TASK: usize = 16;
@@ -37,7 +48,7 @@ pub(super) struct Checked {
     /// `karplint plan` rows, keyed by the object's place in the run's order.
     pub rows: Vec<((usize, usize, usize), plan::PlanRow)>,
     /// Each judged workload's pods, for the batch the verdict phase schedules.
-    pub pending: Vec<((usize, usize, usize), PendingWorkload)>,
+    pub pending: Vec<Pending>,
     /// A linted workload runs only outside Karpenter, and the run knows no static capacity.
     pub static_only: bool,
 }
@@ -84,7 +95,11 @@ impl Checked {
             let pods = o
                 .workload()
                 .and_then(|w| PendingWorkload::new(sim, o, w.pod_spec()?, w.replica_count()));
-            self.pending.extend(pods.map(|p| (key, p)));
+            self.pending.extend(pods.map(|pods| Pending {
+                key,
+                definition: identity::definition(o).map(|id| (id, identity::fingerprint_hash(o))),
+                pods,
+            }));
         }
         if !self.static_only && !o.context && !cx.cluster.has_static_capacity() {
             self.static_only = (o.workload().and_then(|w| w.pod_spec()))

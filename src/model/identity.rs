@@ -15,13 +15,18 @@ pub(crate) struct Identity {
     name: String,
 }
 
-/// The identity of a held object the API server stores; `None` for workloads (linted file
-/// by file), eksctl configs and Lists, which are not objects of the cluster, and objects
+/// The identity of a held object the API server stores; `None` for the workloads linted file
+/// by file (all but DaemonSets), eksctl configs and Lists, which are not objects of the cluster, and objects
 /// without a name.
 pub(crate) fn identity(o: &Object) -> Option<Identity> {
-    if o.kind.is_workload() || matches!(o.kind, Kind::ClusterConfig | Kind::List) {
+    if o.kind.is_streamed() || matches!(o.kind, Kind::ClusterConfig | Kind::List) {
         return None;
     }
+    definition(o)
+}
+
+/// The identity of any named object, workloads among them.
+pub(crate) fn definition(o: &Object) -> Option<Identity> {
     let name = o.meta.name.as_ref()?.value.to_string();
     let group = (o.api_version.rsplit_once('/')).map_or("", |(g, _)| g);
     Some(Identity {
@@ -61,6 +66,21 @@ pub(crate) fn fingerprint(o: &Object) -> String {
     meta.namespace = None;
     let text = format!("{} {meta:?} {:?}", o.api_version, o.body);
     without_spans(&text)
+}
+
+/// [`fingerprint`] hashed, to compare many definitions without keeping their text.
+pub(crate) fn fingerprint_hash(o: &Object) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    fingerprint(o).hash(&mut h);
+    h.finish()
+}
+
+impl std::fmt::Display for Identity {
+    /// `Deployment "web"`, as the run's notes name objects.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} \"{}\"", self.kind, self.name)
+    }
 }
 
 /// `text` (a `Debug` rendering) without the numbers of its `offset: N` and `len: N` fields.
