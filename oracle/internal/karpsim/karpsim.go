@@ -200,7 +200,7 @@ func RunRounds(ctx context.Context, sc *scenario.Scenario, its map[string][]*clo
 	if cfg.Prices == nil {
 		maxRounds = 1
 	}
-	var templates []string
+	var templates []template
 	for round := 1; round <= maxRounds; round++ {
 		rec.reset()
 		results, err := prov.Schedule(ctx)
@@ -276,17 +276,13 @@ const ExistingNodePool = "(existing node)"
 
 // verdicts reads each pod's fate after a round: placed (in this or an earlier round), or
 // the round's error for it. roundOf, when given, fills each placed pod's round.
-func verdicts(pods []*corev1.Pod, ignored map[types.UID]error, placed map[types.UID]string, errs map[types.UID]error, results pscheduling.Results, templates []string, states []NodePoolState, roundOf map[types.UID]int) []verdict.Pod {
+func verdicts(pods []*corev1.Pod, ignored map[types.UID]error, placed map[types.UID]string, errs map[types.UID]error, results pscheduling.Results, templates []template, states []NodePoolState, roundOf map[types.UID]int) []verdict.Pod {
 	errs = mergeErrors(errs, results)
 	noPools := !anyReady(states)
 	var out []verdict.Pod
 	for _, p := range pods {
 		v := podVerdict(p, ignored, placed, errs, noPools)
-		if len(v.Failures) == len(templates) {
-			for i := range v.Failures {
-				v.Failures[i].NodePool = templates[i]
-			}
-		}
+		attribute(v.Failures, templates)
 		if roundOf != nil && v.Outcome == verdict.Scheduled {
 			v.Round = roundOf[p.UID]
 		}
@@ -357,7 +353,7 @@ func bind(ctx context.Context, kube client.Client, cluster *state.Cluster, p *co
 // the Ready NodePools with instance types, by weight (nodepoolutils.OrderByWeight), less
 // those NewScheduler dropped with a NoCompatibleInstanceTypes event. It also notes the drop
 // on the NodePool's state.
-func templateOrder(nps []*v1.NodePool, states []NodePoolState, rec *recorder) []string {
+func templateOrder(nps []*v1.NodePool, states []NodePoolState, rec *recorder) []template {
 	dropped := map[string]string{}
 	for _, e := range rec.events {
 		if np, ok := e.InvolvedObject.(*v1.NodePool); ok && e.Reason == events.NoCompatibleInstanceTypes {
@@ -378,9 +374,9 @@ func templateOrder(nps []*v1.NodePool, states []NodePoolState, rec *recorder) []
 		}
 	}
 	nodepoolutils.OrderByWeight(ordered)
-	out := make([]string, len(ordered))
+	out := make([]template, len(ordered))
 	for i, np := range ordered {
-		out[i] = np.Name
+		out[i] = newTemplate(np)
 	}
 	return out
 }
