@@ -822,7 +822,7 @@ fn identical_copies_are_one_object_with_a_note() {
     );
 }
 
-/// Identical definitions of a workload in two files are one object of the cluster: the
+/// Two definitions of a workload with the same pods are one object of the cluster: the
 /// batch places its replicas once. Here a NodePool whose limits hold one node: placed
 /// twice, the copy's replica would need a second node and stay Pending.
 #[test]
@@ -855,12 +855,13 @@ fn identical_workload_copies_are_placed_once() {
     );
     assert!(
         (notes(&twice).iter()).any(|(k, m)| k == "assumed"
+            && m.starts_with("1 workload(s) defined again later in the run with the same pods")
             && m.contains("Deployment \"good\" in copy.yaml (as in app.yaml)")),
         "{:?}",
         notes(&twice)
     );
-    // Workload definitions are not compared: a different one is placed beside the first,
-    // and the two spend the limits.
+    // A definition whose pods differ is placed beside the first (which of the two the
+    // cluster holds is not known), and the two spend the limits.
     let more = app.replace("cpu: \"2\"", "cpu: 2100m");
     std::fs::write(dir.path().join("copy.yaml"), more).expect("write");
     assert_eq!(scheduling(&run(dir.path(), &["."])), 1);

@@ -46,7 +46,8 @@ pub(super) fn judge(
     let workloads = Workloads::new(checked.facts);
     let findings = rules::check_run(cx, &workloads, checked.findings);
     let mut notes = run_notes(cx, &workloads, checked.static_only);
-    notes.extend(copies_note(cx, &placed.copies, sources));
+    notes.extend(copies_note(cx, sources));
+    notes.extend(placed_once_note(&placed.copies, sources));
     notes.extend(pod_templates_note(&workloads, sources));
     notes.extend(placed.note);
     Judged {
@@ -351,29 +352,21 @@ fn listed(names: &[String]) -> String {
 }
 
 /// The note on definitions read once: a second definition of an object the same as the
-/// first in every field karplint reads ([`crate::index::Index::copies`]), and the workloads
-/// placed once in the batch for the same reason ([`super::verdict::Copy`]).
-fn copies_note(
-    cx: &Context,
-    workloads: &[super::verdict::Copy],
-    sources: &[Source],
-) -> Option<Note> {
-    let held = cx.index.copies().map(|(held, copy)| {
-        format!(
-            "{} \"{}\" in {} (as in {})",
-            copy.kind_name,
-            copy.name(),
-            sources[copy.source].name,
-            sources[held.source].name
-        )
-    });
-    let placed = workloads.iter().map(|c| {
-        format!(
-            "{} in {} (as in {})",
-            c.identity, sources[c.key.0].name, sources[c.held.0].name
-        )
-    });
-    let copies: Vec<String> = held.chain(placed).collect();
+/// first in every field karplint reads ([`crate::index::Index::copies`]).
+fn copies_note(cx: &Context, sources: &[Source]) -> Option<Note> {
+    let copies: Vec<String> = cx
+        .index
+        .copies()
+        .map(|(held, copy)| {
+            format!(
+                "{} \"{}\" in {} (as in {})",
+                copy.kind_name,
+                copy.name(),
+                sources[copy.source].name,
+                sources[held.source].name
+            )
+        })
+        .collect();
     (!copies.is_empty()).then(|| {
         Note::new(
             "assumed",
@@ -387,6 +380,27 @@ fn copies_note(
                     listed(&copies)
                 ),
             },
+        )
+    })
+}
+
+/// The note on workloads defined again with the same pods, whose replicas Karpenter's batch
+/// places once ([`super::verdict::Copy`]).
+fn placed_once_note(copies: &[super::verdict::Copy], sources: &[Source]) -> Option<Note> {
+    let named: Vec<String> = (copies.iter())
+        .map(|c| {
+            let (at, first) = (&sources[c.key.0].name, &sources[c.held.0].name);
+            format!("{} in {at} (as in {first})", c.identity)
+        })
+        .collect();
+    (!named.is_empty()).then(|| {
+        Note::new(
+            "assumed",
+            format!(
+                "{} workload(s) defined again later in the run with the same pods, one object of the cluster each, whose replicas Karpenter's batch places once: {}",
+                named.len(),
+                listed(&named)
+            ),
         )
     })
 }

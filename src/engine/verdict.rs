@@ -8,13 +8,12 @@ use super::workload::Pending;
 use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
 use crate::karpenter::sim::Failure;
-use crate::model::identity::Identity;
+use crate::model::identity::{Identity, without_spans};
 use crate::model::{Kind, Object};
 use crate::report::plan::{self, PlanRow};
 use crate::report::{Note, cost};
 use crate::rules::Context;
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 /// An object's place in the run's order ([`crate::facts::order`]).
 type Key = (usize, usize, usize);
@@ -75,41 +74,48 @@ pub(super) fn place(
     Placed { note, cost, copies }
 }
 
-/// A workload defined again later in the run, the same in every field karplint reads.
+/// A workload defined again later in the run whose pods are the same to the batch.
 pub(super) struct Copy {
-    /// The copy's place in the run's order.
+    /// The later definition's place in the run's order.
     pub key: Key,
-    /// The place of the definition it copies, which the batch places.
+    /// The place of the definition it repeats, which the batch places.
     pub held: Key,
     /// Which object both define.
     pub identity: Identity,
 }
 
-/// Takes out of `pending` (in the run's order) every workload whose identity and fingerprint
-/// an earlier one has, and gives them.
+/// Takes out of `pending` (in the run's order) every workload that an earlier one defines
+/// with the same pods (their relaxation steps, tolerations, requests, host ports, labels and
+/// replicas), and gives them. A cluster holds one object per identity; when the pods are
+/// the same, placing either definition is placing that object, so it is placed once.
+/// Definitions that differ in their pods are all placed, as `duplicate-object`'s docs say.
 fn identical_copies(pending: &mut Vec<Pending>) -> Vec<Copy> {
-    let mut first: HashMap<(&Identity, u64), Key> = HashMap::new();
-    let held: Vec<Option<Key>> = (pending.iter())
-        .map(|p| {
-            let (id, print) = p.definition.as_ref()?;
-            match first.entry((id, *print)) {
-                Entry::Occupied(held) => Some(*held.get()),
-                Entry::Vacant(slot) => {
-                    slot.insert(p.key);
-                    None
-                }
+    let mut by_identity: HashMap<&Identity, Vec<usize>> = HashMap::new();
+    for (i, p) in pending.iter().enumerate() {
+        if let Some(id) = &p.identity {
+            by_identity.entry(id).or_default().push(i);
+        }
+    }
+    let mut held: Vec<Option<Key>> = vec![None; pending.len()];
+    for group in by_identity.into_values().filter(|g| g.len() > 1) {
+        let mut first: Vec<(usize, String)> = Vec::new();
+        for i in group {
+            let pods = without_spans(&format!("{:?}", pending[i].pods));
+            match first.iter().find(|(_, p)| *p == pods) {
+                Some(&(f, _)) => held[i] = Some(pending[f].key),
+                None => first.push((i, pods)),
             }
-        })
-        .collect();
+        }
+    }
     let mut copies = Vec::new();
     for (p, held) in std::mem::take(pending).into_iter().zip(held) {
-        match (held, p.definition) {
-            (Some(held), Some((identity, _))) => copies.push(Copy {
+        match (held, p.identity) {
+            (Some(held), Some(identity)) => copies.push(Copy {
                 key: p.key,
                 held,
                 identity,
             }),
-            (_, definition) => pending.push(Pending { definition, ..p }),
+            (_, identity) => pending.push(Pending { identity, ..p }),
         }
     }
     copies

@@ -30,9 +30,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 pub(super) struct Pending {
     /// Its place in the run's order.
     pub key: (usize, usize, usize),
-    /// Its identity and fingerprint: identical definitions of one object are one object,
-    /// whose replicas the batch places once.
-    pub definition: Option<(Identity, u64)>,
+    /// Which object of the cluster it defines: a later definition of one object whose pods
+    /// are the same to the batch is placed once.
+    pub identity: Option<Identity>,
     pub pods: PendingWorkload,
 }
 
@@ -97,7 +97,7 @@ impl Checked {
                 .and_then(|w| PendingWorkload::new(sim, o, w.pod_spec()?, w.replica_count()));
             self.pending.extend(pods.map(|pods| Pending {
                 key,
-                definition: identity::definition(o).map(|id| (id, identity::fingerprint_hash(o))),
+                identity: identity::definition(o),
                 pods,
             }));
         }

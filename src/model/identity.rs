@@ -68,14 +68,6 @@ pub(crate) fn fingerprint(o: &Object) -> String {
     without_spans(&text)
 }
 
-/// [`fingerprint`] hashed, to compare many definitions without keeping their text.
-pub(crate) fn fingerprint_hash(o: &Object) -> u64 {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut h = DefaultHasher::new();
-    fingerprint(o).hash(&mut h);
-    h.finish()
-}
-
 impl std::fmt::Display for Identity {
     /// `Deployment "web"`, as the run's notes name objects.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -84,7 +76,7 @@ impl std::fmt::Display for Identity {
 }
 
 /// `text` (a `Debug` rendering) without the numbers of its `offset: N` and `len: N` fields.
-fn without_spans(text: &str) -> String {
+pub(crate) fn without_spans(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = ["offset: ", "len: "]

@@ -4,7 +4,7 @@
 //! are judged against NodePools, node classes or budgets no single cluster holds at once.
 //! Copies the same in every field karplint reads are one object and are not reported.
 //! Workloads other than DaemonSets are linted file by file and are not compared; Karpenter's
-//! batch places an identical copy's replicas once (`engine::verdict`).
+//! batch places a later definition with the same pods once (`engine::verdict`).
 
 use super::{Context, Rule};
 use crate::diagnostic::Finding;
