@@ -643,11 +643,23 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .or_else(|| failures.first())
     }
 
-    /// The NodePool a pod was meant for: its `nodeSelector` names a label (other than a
-    /// well-known one) that exactly one NodePool's template sets to that value.
+    /// The NodePool a pod was meant for: its `nodeSelector`, or an `In` expression of its
+    /// required node affinity, asks for a label that exactly one NodePool's template sets
+    /// to that value: `karpenter.sh/nodepool`, or a label that is not well known (a
+    /// `team`, not a zone).
     pub fn meant(&self, spec: &PodSpec) -> Option<usize> {
-        let meant: std::collections::BTreeSet<usize> = (spec.node_selector.iter())
-            .filter(|(k, _)| !super::requirements::is_well_known(k))
+        let selector =
+            (spec.node_selector.0.iter()).map(|(k, v)| (k.value.as_str(), v.value.as_str()));
+        let terms = (spec.affinity.node_affinity.required.iter())
+            .flat_map(|r| r.node_selector_terms.iter())
+            .flat_map(|t| t.value.match_expressions.iter())
+            .filter(|e| e.operator.value == "In")
+            .flat_map(|e| (e.values.iter()).map(|v| (e.key.value.as_str(), v.value.as_str())));
+        let meant: std::collections::BTreeSet<usize> = selector
+            .chain(terms)
+            .filter(|(k, _)| {
+                *k == super::requirements::LABEL_NODEPOOL || !super::requirements::is_well_known(k)
+            })
             .flat_map(|(k, v)| {
                 (self.pools.iter().enumerate())
                     .filter(move |(_, p)| {

@@ -124,7 +124,7 @@ fn pending_template(cx: &Context, rule_meta: &RuleMeta, o: &Placed) -> Option<Fi
     let meant = sim.meant(spec).filter(|&m| m != first.pool);
     if let Some((name, gate)) = meant.and_then(|m| Some((&sim.pools[m].name, sim.gate(m)?))) {
         help.push_str(&format!(
-            "; NodePool \"{name}\", which this pod's nodeSelector names, is never tried: {}",
+            "; NodePool \"{name}\", which this pod's node selection names, is never tried: {}",
             gate.headline_on(name, sim.version())
         ));
     }
