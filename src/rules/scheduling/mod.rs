@@ -266,7 +266,9 @@ const SCHEDULING_RULES: [&str; 7] = [
 /// first Pending replica and the NodePool it names. A workload the per-template analysis
 /// already reported under a scheduling rule (which names the field to change) gets no
 /// second finding from the batch, unless the batch leaves it Pending on that same NodePool
-/// at its limits or its topology, which Karpenter checks first ([`refused_first`]).
+/// at its limits or its topology, which Karpenter checks first ([`refused_first`]). A
+/// workload whose per-object topology findings count its Pending replicas also gets the
+/// batch's finding when those replicas are Pending at a NodePool's limits: both are to fix.
 fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Option<Finding> {
     let b = w.batch.as_ref()?;
     // A pod no NodePool takes is reported by the per-template analysis, unless a static
@@ -276,8 +278,14 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
         Scheduling::Pending => w.static_capacity,
         Scheduling::Unknown | Scheduling::NotProvisioned => false,
     };
-    // The per-object findings already count as many Pending replicas.
-    let explained = w.claimed.is_some_and(|c| c >= b.pending);
+    // The per-object findings already count as many Pending replicas, unless they let
+    // some replicas run and the batch leaves the rest Pending at a NodePool's limits:
+    // Karpenter checks a NodePool's limits before the pod's topology, so its words for
+    // them are the limits, and the limits hold them back as well. When the per-object
+    // findings leave no replica a place, the limits are not what keeps them off.
+    let at_limits = (b.first.as_ref()).is_some_and(|(_, f)| f.stage() == Stage::Limits);
+    let some_run = w.claimed.is_some_and(|c| c < b.replicas);
+    let explained = w.claimed.is_some_and(|c| c >= b.pending) && !(at_limits && some_run);
     let refused = refused_first(w, b);
     if b.pending == 0 || w.context || !(judged_alone && !explained || refused.is_some()) {
         return None;
