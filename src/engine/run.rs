@@ -385,8 +385,8 @@ fn copies_note(cx: &Context, sources: &[Source]) -> Option<Note> {
 }
 
 /// The note on workloads defined again with the same pods, whose replicas Karpenter's batch
-/// places once ([`super::verdict::Copy`]).
-fn placed_once_note(copies: &[super::verdict::Copy], sources: &[Source]) -> Option<Note> {
+/// places once ([`super::verdict::Redefined`]).
+fn placed_once_note(copies: &[super::verdict::Redefined], sources: &[Source]) -> Option<Note> {
     let named: Vec<String> = (copies.iter())
         .map(|c| {
             let (at, first) = (&sources[c.key.0].name, &sources[c.held.0].name);

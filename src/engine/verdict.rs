@@ -20,8 +20,8 @@ type Key = (usize, usize, usize);
 
 /// Places the pods of `pending` (sorted by key) on the static nodes and in Karpenter's
 /// rounds, and gives each workload's facts and plan row (sorted by key) what was decided
-/// of its replicas. An identical copy of an earlier workload is the same object of the
-/// cluster: its replicas are placed once, and the copy is given what its original was.
+/// of its replicas. A later definition of a workload with the same pods is the same object
+/// of the cluster: its replicas are placed once, and it is given what the first was.
 /// A workload whose replicas would take the batch past `budget` pods is left out of it,
 /// judged by its pod template alone; the note counts them.
 pub(super) fn place(
@@ -34,7 +34,7 @@ pub(super) fn place(
     let Some(sim) = &cx.sim else {
         return Placed::default();
     };
-    let copies = identical_copies(&mut pending);
+    let copies = redefined(&mut pending);
     let note = within_budget(&mut pending, budget);
     let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
     let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
@@ -75,7 +75,7 @@ pub(super) fn place(
 }
 
 /// A workload defined again later in the run whose pods are the same to the batch.
-pub(super) struct Copy {
+pub(super) struct Redefined {
     /// The later definition's place in the run's order.
     pub key: Key,
     /// The place of the definition it repeats, which the batch places.
@@ -89,7 +89,7 @@ pub(super) struct Copy {
 /// replicas), and gives them. A cluster holds one object per identity; when the pods are
 /// the same, placing either definition is placing that object, so it is placed once.
 /// Definitions that differ in their pods are all placed, as `duplicate-object`'s docs say.
-fn identical_copies(pending: &mut Vec<Pending>) -> Vec<Copy> {
+fn redefined(pending: &mut Vec<Pending>) -> Vec<Redefined> {
     let mut by_identity: HashMap<&Identity, Vec<usize>> = HashMap::new();
     for (i, p) in pending.iter().enumerate() {
         if let Some(id) = &p.identity {
@@ -110,7 +110,7 @@ fn identical_copies(pending: &mut Vec<Pending>) -> Vec<Copy> {
     let mut copies = Vec::new();
     for (p, held) in std::mem::take(pending).into_iter().zip(held) {
         match (held, p.identity) {
-            (Some(held), Some(identity)) => copies.push(Copy {
+            (Some(held), Some(identity)) => copies.push(Redefined {
                 key: p.key,
                 held,
                 identity,
@@ -129,7 +129,7 @@ pub(super) struct Placed {
     /// The nodes the rounds launch and their cost, for a run with plan rows.
     pub cost: Option<cost::Cost>,
     /// The workloads placed as the earlier definition they copy.
-    pub copies: Vec<Copy>,
+    pub copies: Vec<Redefined>,
 }
 
 /// Each NodePool's disruption settings, for `karplint diff`.

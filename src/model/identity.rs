@@ -15,9 +15,9 @@ pub(crate) struct Identity {
     name: String,
 }
 
-/// The identity of a held object the API server stores; `None` for the workloads linted file
-/// by file (all but DaemonSets), eksctl configs and Lists, which are not objects of the cluster, and objects
-/// without a name.
+/// The identity of a held object the API server stores; `None` for the workloads linted
+/// file by file (all but DaemonSets), eksctl configs and Lists, which are not objects of
+/// the cluster, and objects without a name.
 pub(crate) fn identity(o: &Object) -> Option<Identity> {
     if o.kind.is_streamed() || matches!(o.kind, Kind::ClusterConfig | Kind::List) {
         return None;
