@@ -54,18 +54,19 @@ pub(super) fn place(
     let outcomes = keys.into_iter().zip(solved.pods).zip(solved.meant);
     for (w, (((key, pods), meant), workload)) in outcomes.zip(&workloads).enumerate() {
         let batch = batched(&pods, workload, meant);
-        let (instance_types, monthly_cost) = cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
         let copied = copies_of.get(&key).into_iter().flatten().copied();
         for key in std::iter::once(key).chain(copied) {
             if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
                 facts[at].batch = Some(batch.clone());
             }
+            // Plan rows only (`karplint plan`, `diff`): the lint has none.
             if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
                 let row = &mut rows[at].1;
                 plan::settle_pending_in_batch(row, sim, &pods);
                 row.pods = plan::pod_rows(sim, &existing, pods.clone());
                 plan::settle_placed_in_batch(row);
-                (row.instance_types, row.monthly_cost) = (instance_types.clone(), monthly_cost);
+                (row.instance_types, row.monthly_cost) =
+                    cost::of_workload(&solved.nodes, &on[w], &cx.cluster);
             }
         }
     }
