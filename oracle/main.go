@@ -256,11 +256,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	printPods(stdout, s.Pods)
 	fmt.Fprintf(stdout, "fixed point after %d rounds:\n", s.Rounds)
 	for _, ln := range s.Launched {
-		fmt.Fprintf(stdout, "  round %d: %s %s %s %s %s pods %v", ln.Round, ln.Node, ln.NodePool, ln.InstanceType, ln.Zone, ln.CapacityType, ln.Pods)
-		if ln.KarplintRule != "" {
-			fmt.Fprintf(stdout, " (karplint's rule: %s)", ln.KarplintRule)
-		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintf(stdout, "  round %d: %s %s %s %s %s pods %v\n", ln.Round, ln.Node, ln.NodePool, ln.InstanceType, ln.Zone, ln.CapacityType, ln.Pods)
 	}
 	printPods(stdout, s.Final)
 	if s.Lint != nil {

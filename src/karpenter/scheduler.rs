@@ -23,7 +23,7 @@
 use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::{Demand, Pool, PoolType};
 use super::preferences::{Relaxable, Relaxation};
-use super::requirements::{LABEL_ZONE, Requirement, Requirements};
+use super::requirements::{LABEL_CAPACITY_TYPE, LABEL_ZONE, Requirement, Requirements};
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
 use super::taints::{Effect, Toleration, TolerationOperator};
 use crate::model::workload::{PodSpec, TopologySpreadConstraint};
@@ -302,15 +302,16 @@ struct Claim {
     /// The most cpu, memory and pods (milli-units) any of its types has left: a pod asking more
     /// cannot join, whatever else it asks (a full NodeClaim is passed over at once).
     headroom: [i128; 3],
-    /// Launched at the end of a round as a node of its one remaining type.
-    launched: bool,
+    /// Launched at the end of a round as a node of its one remaining type: its place among
+    /// the launched nodes, in the order of the NodeClaims when its round ended.
+    launched: Option<u32>,
 }
 
 impl Claim {
     /// Whether it launches as spot: the provider picks spot whenever the NodeClaim allows it.
     fn allows_spot(&self) -> bool {
         (self.requirements)
-            .get_or_exists(super::requirements::LABEL_CAPACITY_TYPE)
+            .get_or_exists(LABEL_CAPACITY_TYPE)
             .has("spot")
     }
 
@@ -331,7 +332,7 @@ impl Claim {
             workloads: Vec::new(),
             hostname,
             headroom: [0; 3],
-            launched: false,
+            launched: None,
         };
         claim.headroom = claim.headroom(sim);
         claim
@@ -630,7 +631,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
             queue.pop_front();
             let tried = match self.refusals.unchanged(w) {
-                Some(shown) => Err(shown),
+                Some(shown) => {
+                    // Karpenter tries the pod again, and `add` sorts the NodeClaims.
+                    self.sort_claims();
+                    Err(shown)
+                }
                 None => self.try_and_remember(w, &workloads[w]),
             };
             match tried {
@@ -736,17 +741,26 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
 
     /// The end of a round: every NodeClaim planned in it launches the cheapest of the
     /// instance types still open to it ([`LaunchOrder`]), as the AWS provider's fleet
-    /// request does, in the first zone open to it, and stays as a node of that type with
-    /// its pods. The next round's topology counts those pods in the domains their nodes
-    /// have (`countDomains` over the cluster's pods), and each pool's limits are charged
-    /// with the capacity of the nodes it really launched, not the largest type each
-    /// NodeClaim might have become (`subtractMax`), as the next round's `NewScheduler`
-    /// reads the NodePool's status. Whether another round may place a pod now Pending:
-    /// some pool got limits back, or a node's zone became known to a group on zones.
+    /// request does, in the first zone open to it, as spot when it allows spot, and stays as
+    /// a node of that type with its pods. From the next round on it is an existing node
+    /// (`NewExistingNode`): its requirements are its labels, one value each where the
+    /// launch fixed one (type, zone, capacity type), and `ExistingNode.CanAdd` checks no
+    /// `minValues`. The next round's topology counts its pods in the domains it has
+    /// (`countDomains` over the cluster's pods), and each pool's limits are charged with the
+    /// capacity of the nodes it really launched, not the largest type each NodeClaim might
+    /// have become (`subtractMax`), as the next round's `NewScheduler` reads the NodePool's
+    /// status. Whether another round may place a pod now Pending: some pool got limits
+    /// back, a node dropped a `minValues` its NodeClaim had, or a node's zone became known
+    /// to a group on zones.
     fn launch(&mut self, workloads: &[PendingWorkload]) -> bool {
         let mut zone_settled = false;
-        for c in 0..self.claims.len() {
-            if self.claims[c].launched {
+        let mut min_values_dropped = false;
+        let mut seq = u32::try_from(self.claims.iter().filter(|c| c.launched.is_some()).count())
+            .unwrap_or(u32::MAX);
+        // In the order `add` last sorted them, as `Solve` returns them.
+        for i in 0..self.order.len() {
+            let c = self.order[i];
+            if self.claims[c].launched.is_some() {
                 continue;
             }
             let cheapest = self.launched_type(&self.claims[c]);
@@ -756,6 +770,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 _ => self.topology.first_domain(self.sim, LABEL_ZONE, &zones),
             };
             let claim = &mut self.claims[c];
+            let capacity_type = if claim.allows_spot() {
+                "spot"
+            } else {
+                "on-demand"
+            };
             if let Some(t) = cheapest {
                 claim.types = vec![u32::try_from(t.catalog_index()).unwrap_or(u32::MAX)];
                 claim.requirements.add(Requirement::in_values(
@@ -769,14 +788,28 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                     .add(Requirement::in_values(LABEL_ZONE, [zone]));
                 zone_settled = true;
             }
-            claim.launched = true;
+            claim
+                .requirements
+                .add(Requirement::in_values(LABEL_CAPACITY_TYPE, [capacity_type]));
+            if claim.requirements.iter().any(|r| r.min_values().is_some()) {
+                claim.requirements = (claim.requirements.iter())
+                    .map(|r| r.clone().with_min_values(None))
+                    .collect();
+                min_values_dropped = true;
+                self.refusals.event(claim.pool);
+                self.changes.push(c);
+            }
+            claim.launched = Some(seq);
+            seq += 1;
             claim.headroom = claim.headroom(self.sim);
         }
+        // Existing nodes come first in the next round's order.
+        self.sorted = false;
         zone_settled &= self.topology.uses_key(LABEL_ZONE);
         // The launched NodeClaims narrow, and the next round counts afresh.
         self.open.clear();
         self.settle_topology(workloads);
-        self.charge_launched() || zone_settled
+        self.charge_launched() || zone_settled || min_values_dropped
     }
 
     /// The next round's topology: every group made afresh, counting the pods on the
@@ -804,16 +837,19 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     }
 
     /// The type NodeClaim `c` launches: the cheapest still open to it ([`LaunchOrder`]), at
-    /// the price of its capacity type.
+    /// the price of its capacity type, among its types that are not exotic when some are
+    /// not and it has no `minValues` (the provider's `ExoticInstanceTypeFilter`).
     fn launched_type(&self, c: &Claim) -> Option<PoolType<'s, 'c>> {
         let sim: &'s Simulator<'a, 'c> = self.sim;
         let pool = &sim.pools[c.pool];
         let capacity_type = if c.allows_spot() { "spot" } else { "on-demand" };
-        (self.launch_order).cheapest(
-            pool,
-            capacity_type,
-            c.types.iter().map(|&i| pool.type_at(i as usize)),
-        )
+        let types = || c.types.iter().map(|&i| pool.type_at(i as usize));
+        let has_min_values = c.requirements.iter().any(|r| r.min_values().is_some());
+        let generic = || types().filter(|t| !is_exotic(t));
+        if !has_min_values && generic().next().is_some() {
+            return (self.launch_order).cheapest(pool, capacity_type, generic());
+        }
+        (self.launch_order).cheapest(pool, capacity_type, types())
     }
 
     /// The NodeClaims with a pod, as the nodes they launch: each the cheapest type still open
@@ -972,16 +1008,26 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         joined
     }
 
-    /// `add` sorts the NodeClaims in place by their pod count each time: equal counts keep
-    /// the order the previous sorts left (Go's `sort.Slice` is an insertion sort, so
-    /// stable, up to 12 NodeClaims; beyond, its pattern-defeating quicksort is not, and a
-    /// stable sort stands for it).
+    /// The order `add` tries nodes in: the existing nodes first (`addToExistingNode`, in
+    /// the order `NewScheduler` sorts them, by name: a launched node is named after its
+    /// NodePool, then in launch order), then the NodeClaims of this round, which `add`
+    /// sorts in place by their pod count each time: equal counts keep the order the
+    /// previous sorts left (Go's `sort.Slice` is an insertion sort, so stable, up to 12
+    /// NodeClaims; beyond, its pattern-defeating quicksort is not, and a stable sort stands
+    /// for it).
     fn sort_claims(&mut self) {
         if self.sorted {
             return;
         }
         let mut order = std::mem::take(&mut self.order);
-        order.sort_by_key(|&c| self.claims[c].workloads.len());
+        let pools = &self.sim.pools;
+        order.sort_by_key(|&c| {
+            let claim = &self.claims[c];
+            match claim.launched {
+                Some(seq) => (false, pools[claim.pool].name.as_str(), seq, 0),
+                None => (true, "", 0, claim.workloads.len()),
+            }
+        });
         self.position.resize(self.claims.len(), 0);
         for (i, &c) in order.iter().enumerate() {
             self.position[c] = i;
@@ -1137,8 +1183,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 holds
             })
             .collect();
+        // A launched node checks no `minValues` (`ExistingNode.CanAdd`).
         let offered = self.sim.offered(claim.pool);
-        let min_values_met = sim::unmet_min_values(&requirements, &types, offered).is_empty();
+        let min_values_met = claim.launched.is_some()
+            || sim::unmet_min_values(&requirements, &types, offered).is_empty();
         (!types.is_empty() && min_values_met).then_some(Joining {
             requirements,
             types,
@@ -1493,6 +1541,25 @@ impl LaunchOrder {
         };
         by_price.then_with(|| a.it.name.cmp(&b.it.name))
     }
+}
+
+/// The resources that make a type exotic to the AWS provider's launch
+/// (`ExoticInstanceTypeFilter`).
+const EXOTIC_RESOURCES: [&str; 5] = [
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "amd.com/gpu",
+    "nvidia.com/gpu",
+    "habana.ai/gaudi",
+];
+
+/// `ExoticInstanceTypeFilter`'s test: a bare-metal size, or some GPU or accelerator.
+fn is_exotic(t: &PoolType) -> bool {
+    t.it.label("karpenter.k8s.aws/instance-size")
+        .is_some_and(|size| size.contains("metal"))
+        || EXOTIC_RESOURCES
+            .iter()
+            .any(|r| t.capacity_of(r).is_some_and(|q| q > Quantity::ZERO))
 }
 
 /// The catalog indices of `types`.

@@ -305,7 +305,7 @@ func mergeErrors(errs map[types.UID]error, results pscheduling.Results) map[type
 // launchNode makes nc a node (launcher.launch, launcher.nodeFor) with its pods and the
 // DaemonSet pods that run there bound to it, in the client and the cluster state.
 func launchNode(ctx context.Context, kube client.Client, cluster *state.Cluster, l *launcher, nc *pscheduling.NodeClaim, round int, dss []*appsv1.DaemonSet, res *Result) error {
-	it, zone, capacityType, rule := l.launch(nc)
+	it, zone, capacityType := l.launch(nc)
 	if it == nil {
 		return nil // no offering: Create fails, the pods stay where Karpenter nominated them
 	}
@@ -325,7 +325,7 @@ func launchNode(ctx context.Context, kube client.Client, cluster *state.Cluster,
 	if err := cluster.UpdateNode(ctx, node); err != nil {
 		return fmt.Errorf("node %s: %w", node.Name, err)
 	}
-	ln := Launched{Round: round, Node: node.Name, NodePool: nc.NodePoolName, InstanceType: it.Name, Zone: zone, CapacityType: capacityType, KarplintRule: rule}
+	ln := Launched{Round: round, Node: node.Name, NodePool: nc.NodePoolName, InstanceType: it.Name, Zone: zone, CapacityType: capacityType}
 	for _, p := range nc.Pods {
 		if err := bind(ctx, kube, cluster, p, node.Name); err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +17,8 @@ import (
 	pscheduling "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
+	instancefilter "github.com/aws/karpenter-provider-aws/pkg/providers/instance/filter"
+
 	"github.com/karplint/karplint/oracle/internal/prices"
 )
 
@@ -30,18 +31,7 @@ type Launched struct {
 	Zone         string   `json:"zone"`
 	CapacityType string   `json:"capacityType"`
 	Pods         []string `json:"pods"`
-	// KarplintRule is the type karplint's rule (the cheapest on-demand price of all the
-	// NodeClaim's options, scheduler.rs launch_order) would launch, when it differs from
-	// InstanceType (which also applies the AWS provider's exotic-type filter).
-	KarplintRule string `json:"karplintRule,omitempty"`
 }
-
-// Well-known AWS labels the launch reads (the AWS provider's v1 labels).
-const (
-	labelInstanceSize  = "karpenter.k8s.aws/instance-size"
-	labelGPUCount      = "karpenter.k8s.aws/instance-gpu-count"
-	labelAcceleratorCt = "karpenter.k8s.aws/instance-accelerator-count"
-)
 
 // launcher turns the NodeClaims of one Provisioner.Schedule into nodes, the way Karpenter's
 // lifecycle controller and the AWS provider's instance.Create would: the capacity type
@@ -60,7 +50,7 @@ type launcher struct {
 
 // launch picks the instance type, zone and capacity type of nc; nil when none of its
 // types has an available offering (the AWS provider's Create then fails: InsufficientCapacity).
-func (l *launcher) launch(nc *pscheduling.NodeClaim) (*cloudprovider.InstanceType, string, string, string) {
+func (l *launcher) launch(nc *pscheduling.NodeClaim) (*cloudprovider.InstanceType, string, string) {
 	reqs := scheduling.NewRequirements(nc.Requirements.Values()...)
 	capacityType := v1.CapacityTypeOnDemand
 	if reqs.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) {
@@ -81,17 +71,12 @@ func (l *launcher) launch(nc *pscheduling.NodeClaim) (*cloudprovider.InstanceTyp
 		}
 	}
 	if len(options) == 0 {
-		return nil, "", "", ""
+		return nil, "", ""
 	}
-	rule := l.cheapest(options)
-	if plain := rejectExotic(options); len(plain) > 0 {
-		options = plain
-	}
+	// The provider's own filter: bare metal, GPUs and accelerators dropped when other
+	// types remain and the NodeClaim has no minValues.
+	options, _ = instancefilter.ExoticInstanceTypeFilter(reqs).FilterReject(options)
 	it := l.cheapest(options)
-	karplintRule := ""
-	if rule.Name != it.Name {
-		karplintRule = rule.Name
-	}
 	zone := ""
 	for _, z := range l.zones {
 		zr := scheduling.NewRequirements(reqs.Values()...)
@@ -101,7 +86,7 @@ func (l *launcher) launch(nc *pscheduling.NodeClaim) (*cloudprovider.InstanceTyp
 			break
 		}
 	}
-	return it, zone, capacityType, karplintRule
+	return it, zone, capacityType
 }
 
 // cheapest is the type CreateFleet's lowest-price strategy launches: the lowest static
@@ -131,41 +116,12 @@ func (l *launcher) cheapest(its []*cloudprovider.InstanceType) *cloudprovider.In
 	return s[0]
 }
 
-// rejectExotic is the AWS provider's ExoticInstanceTypeFilter (instance.go
-// filterInstanceTypes): bare-metal types and types with GPUs or accelerators, dropped when
-// other types remain.
-func rejectExotic(its []*cloudprovider.InstanceType) []*cloudprovider.InstanceType {
-	var out []*cloudprovider.InstanceType
-	for _, it := range its {
-		exotic := false
-		if r := it.Requirements.Get(labelInstanceSize); r.Operator() == corev1.NodeSelectorOpIn {
-			for _, v := range r.Values() {
-				exotic = exotic || strings.Contains(v, "metal")
-			}
-		}
-		for _, k := range []string{labelGPUCount, labelAcceleratorCt} {
-			if r := it.Requirements.Get(k); r.Operator() == corev1.NodeSelectorOpIn && r.Any() != "0" && r.Any() != "" {
-				exotic = true
-			}
-		}
-		for _, name := range []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "habana.ai/gaudi"} {
-			if q, ok := it.Capacity[name]; ok && !q.IsZero() {
-				exotic = true
-			}
-		}
-		if !exotic {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
 // nodeFor builds the NodeClaim (NodeClaimTemplate.ToNodeClaim, then what the lifecycle
 // controller's launch and registration write: providerID, capacity, allocatable, the
 // labels of the launched instance) and its Node, registered and initialized.
 func (l *launcher) nodeFor(nc *pscheduling.NodeClaim, it *cloudprovider.InstanceType, zone, capacityType string) (*v1.NodeClaim, *corev1.Node) {
 	l.n++
-	name := fmt.Sprintf("%s-launched-%d", nc.NodePoolName, l.n)
+	name := fmt.Sprintf("%s-launched-%04d", nc.NodePoolName, l.n)
 	claim := nc.ToNodeClaim()
 	claim.Name = name
 	claim.UID = types.UID("nodeclaim/" + name)

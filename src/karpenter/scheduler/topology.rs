@@ -310,6 +310,26 @@ impl Group {
         self.empty.remove(domain);
     }
 
+    /// `countDomains` over a node launched in an earlier round: its domain of the group's
+    /// key is known to the group, with a count of zero when no pod it counts is there,
+    /// when the group's filter takes the node (`nodeFilter.Matches`); a hostname group
+    /// knows every node (`NewExistingNode` → `Register`).
+    fn register_node(&mut self, node: &Settled) {
+        if self.term.key == LABEL_HOSTNAME {
+            self.register(&node.hostname);
+            return;
+        }
+        let filtered = (self.term.filter.as_ref())
+            .is_some_and(|f| !f.matches(node.taints.iter(), &node.requirements, node.flavor));
+        let domains = domains_of(&node.requirements, &self.term.key, &node.hostname);
+        if !filtered
+            && !domains.is_complement()
+            && let [domain] = Vec::from_iter(domains.values()).as_slice()
+        {
+            self.register(domain);
+        }
+    }
+
     fn register(&mut self, domain: &str) {
         if !self.domains.contains_key(domain) {
             self.domains.insert(domain.to_string(), 0);
@@ -642,9 +662,7 @@ impl Topology {
             }
             let mut group = self.group(sim, term, tolerations);
             for node in &self.settled {
-                if group.term.key == LABEL_HOSTNAME {
-                    group.register(&node.hostname);
-                }
+                group.register_node(node);
                 for &w in &node.workloads {
                     group.record_pod(&self.pods[w], node);
                 }
@@ -751,6 +769,9 @@ impl Topology {
                 node.taints.iter(),
                 node.flavor,
             );
+        }
+        for group in &mut self.groups {
+            group.register_node(&node);
         }
         self.settled.push(node);
     }
