@@ -2065,3 +2065,35 @@ fn helm_output_from_a_chart_not_in_the_tree_stays_on_stdin() {
         "{notes:?}"
     );
 }
+
+/// With `cluster.zones`, a NodePool without a zone requirement offers exactly those zones
+/// (the AWS provider's offerings), so zonal self anti-affinity over more replicas than
+/// zones is reported; without them the zones are open, and it is not.
+#[test]
+fn cluster_zones_bound_the_zone_domains_of_anti_affinity() {
+    let manifests = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: np\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: []\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: zonal\nspec:\n  replicas: 3\n  selector:\n    matchLabels: {app: zonal}\n  template:\n    metadata:\n      labels: {app: zonal}\n    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            - topologyKey: topology.kubernetes.io/zone\n              labelSelector:\n                matchLabels: {app: zonal}\n      containers:\n        - name: c\n          image: example.com/c:1\n          resources:\n            requests: {cpu: 250m, memory: 256Mi}\n";
+    let findings = |config: Option<&str>| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("m.yaml"), manifests).expect("write");
+        if let Some(config) = config {
+            std::fs::write(dir.path().join(".karplint.yaml"), config).expect("write");
+        }
+        let out = karplint()
+            .current_dir(dir.path())
+            .args(["--format", "json", "."])
+            .output()
+            .expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        (v["diagnostics"].as_array().expect("diagnostics").iter())
+            .filter(|d| d["rule"] == "unsatisfiable-pod-affinity")
+            .map(|d| d["message"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(findings(None), Vec::<String>::new());
+    let bounded = findings(Some("cluster:\n  zones: [us-east-1a, us-east-1b]\n"));
+    assert_eq!(bounded.len(), 1, "{bounded:?}");
+    assert!(
+        bounded[0].contains("offer 2 topology.kubernetes.io/zone domain(s) [us-east-1a us-east-1b], so 1 replicas stay Pending"),
+        "{bounded:?}"
+    );
+}

@@ -12,7 +12,8 @@
 //! Before the batch, pods that fit the static nodes outside Karpenter are bound there
 //! ([`existing`]); after it, the provisioner's loop goes on round after round
 //! ([`Batch::launch`]): the planned NodeClaims launch, and the pods still Pending are
-//! scheduled again on them and on new NodeClaims, to a fixed point.
+//! scheduled again on them, as existing nodes (`ExistingNode`), and on new NodeClaims, to a
+//! fixed point.
 //!
 //! The stages a pod goes through on a new NodeClaim are the simulator's own
 //! ([`Simulator`]); this module adds what only a batch decides, topology spread and pod
@@ -398,7 +399,8 @@ const HEADROOM: [&str; 3] = ["cpu", "memory", "pods"];
 /// Pending; after it, every NodeClaim it planned launches its cheapest instance type
 /// ([`Batch::launch`]) and becomes a node the next round may fill, charging the pools'
 /// limits with the capacity it really has. The rounds stop when one places no pod, or when
-/// no launch gave any pool back limits (nothing else can change).
+/// no launch gave any pool back limits, dropped a `minValues` or settled a zone a topology
+/// group counts (nothing else can change).
 pub fn solve(
     sim: &Simulator,
     workloads: &[PendingWorkload],

@@ -145,10 +145,10 @@ pub(super) struct Offered<'z> {
     reserved: bool,
 }
 
-impl Offered<'_> {
+impl<'z> Offered<'z> {
     /// The values every type has for `key` through its offerings; `None` for other keys and
     /// for zones when the cluster's are unknown.
-    pub(super) fn values(&self, key: &str) -> Option<Vec<&str>> {
+    pub(super) fn values(&self, key: &str) -> Option<Vec<&'z str>> {
         match key {
             super::requirements::LABEL_ZONE if !self.zones.is_empty() => {
                 Some(self.zones.iter().map(String::as_str).collect())
@@ -568,6 +568,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
         }
     }
 
+    /// The values pool `i`'s offerings have for `key` ([`Offered::values`]).
+    pub(super) fn offered_values(&self, i: usize, key: &str) -> Option<Vec<&str>> {
+        self.offered(i).values(key)
+    }
+
     /// What Karpenter decided of pool `i` before any pod ([`gate`]).
     pub(crate) fn gate(&self, i: usize) -> Option<&Failure> {
         self.gates[i].as_ref()
@@ -684,6 +689,63 @@ impl<'a, 'c> Simulator<'a, 'c> {
             Ok(a) => self.relaxations(a),
             Err(i) => return Verdict::Ignored(i),
         };
+        let mut last = Vec::new();
+        let placed = self.each_attempt(obj, spec, &attempts, exhaustive, |pod| {
+            let mut failures = Vec::new();
+            for i in 0..self.pools.len() {
+                match self.try_pool(i, pod) {
+                    Ok(p) => return Some(p),
+                    Err(f) => failures.push(*f),
+                }
+            }
+            last = failures;
+            None
+        });
+        if let Some(p) = placed {
+            return Verdict::Schedules(p);
+        }
+        last.sort_by(|a, b| {
+            b.failure
+                .progress()
+                .cmp(&a.failure.progress())
+                .then_with(|| a.pool.cmp(&b.pool))
+        });
+        Verdict::Pending(last)
+    }
+
+    /// Of `pools`, those that would give the pod template of `obj` a node of its own at
+    /// some relaxation step: the pool's gate, taints, requirements and an instance type
+    /// that fits it. A domain only such pools offer can hold one of its replicas.
+    pub fn hosting(&self, obj: &Object, spec: &PodSpec, pools: &[usize]) -> Vec<usize> {
+        let Ok(attempts) = self.admitted.attempts(obj, spec) else {
+            return Vec::new();
+        };
+        let attempts = self.relaxations(attempts);
+        let mut hosts = vec![false; pools.len()];
+        self.each_attempt(obj, spec, &attempts, false, |pod| {
+            for (host, &i) in hosts.iter_mut().zip(pools) {
+                if !*host {
+                    *host = self.outcome(i, pod).is_ok();
+                }
+            }
+            None::<()>
+        });
+        (pools.iter().zip(hosts))
+            .filter(|(_, host)| *host)
+            .map(|(&i, _)| i)
+            .collect()
+    }
+
+    /// `f` on the pod of `obj` at each of its relaxation steps `attempts`, in order, until
+    /// it returns something.
+    fn each_attempt<R>(
+        &self,
+        obj: &Object,
+        spec: &PodSpec,
+        attempts: &[Attempt],
+        exhaustive: bool,
+        mut f: impl FnMut(&PodData) -> Option<R>,
+    ) -> Option<R> {
         let tolerations = self.admitted.tolerations(obj, spec, self.admission);
         let requests = self.admitted.requests(obj, spec, self.version);
         let host_ports = pod::host_ports(spec);
@@ -697,9 +759,8 @@ impl<'a, 'c> Simulator<'a, 'c> {
         // are judged once per attempt. The memo lives for this call only, so memory does not
         // grow with the number of distinct pods in the run.
         let memo = OutcomeMemo::default();
-        let mut last = Vec::new();
-        for (k, attempt) in attempts.iter().enumerate() {
-            let pod = PodData {
+        attempts.iter().enumerate().find_map(|(k, attempt)| {
+            f(&PodData {
                 attempt,
                 tolerations: &tolerations,
                 tolerations_span,
@@ -709,23 +770,8 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 within: None,
                 id: 2 * k,
                 memo: &memo,
-            };
-            let mut failures = Vec::new();
-            for i in 0..self.pools.len() {
-                match self.try_pool(i, &pod) {
-                    Ok(p) => return Verdict::Schedules(p),
-                    Err(f) => failures.push(*f),
-                }
-            }
-            last = failures;
-        }
-        last.sort_by(|a, b| {
-            b.failure
-                .progress()
-                .cmp(&a.failure.progress())
-                .then_with(|| a.pool.cmp(&b.pool))
-        });
-        Verdict::Pending(last)
+            })
+        })
     }
 
     /// How many times a pool's stages have run for a pod (rather than being answered from

@@ -72,24 +72,31 @@ pub fn pool_domains(pool: &super::pool::Pool, key: &str, pod_req: Option<&Requir
         return d;
     }
     let mut values = BTreeSet::new();
-    d.open = add_pool_domains(pool, key, &mut values);
+    d.open = add_pool_domains(pool, key, None, &mut values);
     d.values = values.into_iter().map(Cow::into_owned).collect();
     narrow(d, pod_req)
 }
 
 /// The values one NodePool offers for `key` (normalised, not the hostname), added to
 /// `values` without copying those the pool's requirements hold; whether more may exist.
-/// [`pool_domains`] before narrowing, for unions over many pools.
+/// `offered` are the values its types' offerings have for the key, when karplint knows
+/// them (the cluster's zones, the capacity types). [`pool_domains`] before narrowing, for
+/// unions over many pools.
 fn add_pool_domains<'p>(
     pool: &'p super::pool::Pool,
     key: &str,
+    offered: Option<Vec<&str>>,
     values: &mut BTreeSet<Cow<'p, str>>,
 ) -> bool {
     let type_label = pool.types().next().is_some_and(|t| t.requirements.has(key));
     let req = pool.requirements.get(key);
-    match req {
-        Some(r) if !r.is_complement() => {
+    match (req, offered) {
+        (Some(r), _) if !r.is_complement() => {
             values.extend(r.values().iter().map(|v| Cow::Borrowed(v.as_str())));
+        }
+        (_, Some(offered)) => {
+            let allowed = offered.into_iter().filter(|v| req.is_none_or(|r| r.has(v)));
+            values.extend(allowed.map(|v| Cow::Owned(v.to_string())));
         }
         _ if type_label => {
             for t in pool.types() {
@@ -105,9 +112,9 @@ fn add_pool_domains<'p>(
         }
         // `Exists`/`NotIn` on a zone, or a custom key the pool declares open-ended: values
         // come from subnets, offerings or the pod itself.
-        Some(_) => return true,
-        None if from_outside(key) => return true,
-        None => {}
+        (Some(_), None) => return true,
+        (None, None) if from_outside(key) => return true,
+        (None, None) => {}
     }
     false
 }
@@ -147,9 +154,9 @@ pub fn no_domains_for_sure(sim: &Simulator, index: &Index, key: &str) -> bool {
         return sim.pools.is_empty();
     }
     let mut values = BTreeSet::new();
-    sim.pools
-        .iter()
-        .all(|p| !add_pool_domains(p, key, &mut values) && values.is_empty())
+    (sim.pools.iter().enumerate()).all(|(i, p)| {
+        !add_pool_domains(p, key, sim.offered_values(i, key), &mut values) && values.is_empty()
+    })
 }
 
 /// The union of [`pool_domains`] over `pools`, unnarrowed, copying each value once.
@@ -163,7 +170,8 @@ fn union_of_pools(sim: &Simulator, key: &str, pools: &[usize]) -> Domains {
         .get_or_insert_with((key.to_string(), pools.to_vec()), || {
             let mut values = BTreeSet::new();
             for &i in pools {
-                d.open |= add_pool_domains(&sim.pools[i], key, &mut values);
+                let offered = sim.offered_values(i, key);
+                d.open |= add_pool_domains(&sim.pools[i], key, offered, &mut values);
             }
             d.values = values.into_iter().map(Cow::into_owned).collect();
             d

@@ -80,7 +80,9 @@ impl Rule for UnsatisfiablePodAffinity {
                 {
                     continue;
                 }
-                let d = reach.domains(sim, cx.index, key, &reach.tolerated, true);
+                // Only a pool that gives the pod a node of its own holds a replica.
+                let hosting = sim.hosting(obj, spec, &reach.tolerated);
+                let d = reach.domains(sim, cx.index, key, &hosting, true);
                 let Some(n) = d.count() else { continue };
                 if replicas <= n as i64 {
                     continue;
@@ -97,7 +99,7 @@ impl Rule for UnsatisfiablePodAffinity {
                 .help(format!(
                     "use `topologyKey: kubernetes.io/hostname` (one pod per node), make this term `preferredDuringSchedulingIgnoredDuringExecution`, or replace it with a `topologySpreadConstraints` entry on {key} with `maxSkew: 1`"
                 ));
-                for &i in &reach.tolerated {
+                for &i in &hosting {
                     let p = &sim.pools[i];
                     f = super::offers_note(f, p, key);
                 }

@@ -410,3 +410,130 @@ fn topology_add_requirements_leaves_disjoint_domains_to_the_nodeclaim() {
         ["schedules", "schedules", "requirements", "requirements"]
     );
 }
+
+/// Each Deployment's pods: the provisioning round of each scheduled one, `None` for a
+/// pending one.
+fn rounds(yaml: &str) -> Vec<Vec<Option<u32>>> {
+    let (outcomes, _) = outcomes(yaml);
+    (outcomes.into_iter())
+        .map(|pods| {
+            pods.into_iter()
+                .map(|p| match p {
+                    PodOutcome::Scheduled { round, .. } => Some(round),
+                    PodOutcome::Pending(..) | PodOutcome::OnExistingNode { .. } => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// From the second round on, a node an earlier round launched is an `ExistingNode`
+/// (existingnode.go, topology.go at v1.14.3). Both cases agree with Karpenter's rounds in
+/// the differential oracle.
+#[test]
+fn existing_nodes_of_earlier_rounds() {
+    type Case = (&'static str, String, Vec<Vec<Option<u32>>>);
+    let spot_only = "nodeSelector: {karpenter.sh/capacity-type: spot}";
+    let self_affinity = "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: b}}}]}}";
+    let cases: Vec<Case> = vec![
+        (
+            // A NodeClaim of the pool needs two capacity types, so the spot-only pod is
+            // refused in round 1; the node `a`'s NodeClaim launched as spot takes it.
+            "ExistingNode.CanAdd checks no minValues",
+            format!(
+                "{}{}{}",
+                pool(
+                    "p",
+                    "",
+                    "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand], minValues: 2}]"
+                ),
+                deployment("a", 1, "cpu: \"1\"", ""),
+                deployment("b", 1, "cpu: 100m", spot_only)
+            ),
+            vec![vec![Some(1)], vec![Some(2)]],
+        ),
+        (
+            // Round 1 knows no zone of the pool for `b`, which does not tolerate its taint
+            // yet when its group is made; round 2 knows the zone of `a`'s node. (The zones
+            // are named: a run that knows none judges no zone topology.)
+            "countDomains registers the domains of existing nodes",
+            format!(
+                "{}{}{}",
+                pool(
+                    "p",
+                    "",
+                    "requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}], taints: [{key: soft, value: \"true\", effect: PreferNoSchedule}]"
+                ),
+                deployment(
+                    "a",
+                    1,
+                    "cpu: \"1\"",
+                    "tolerations: [{key: soft, operator: Exists}]"
+                ),
+                deployment("b", 2, "cpu: 100m", self_affinity)
+            ),
+            vec![vec![Some(1)], vec![Some(2), Some(2)]],
+        ),
+    ];
+    for (upstream, yaml, expected) in cases {
+        assert_eq!(rounds(&yaml), expected, "{upstream}");
+    }
+}
+
+/// The type the only node launches, for a pool of `requirements` and one 1-cpu pod.
+fn launched_type(requirements: &str) -> Option<String> {
+    let yaml = format!(
+        "{}{}",
+        pool("p", "", &format!("requirements: [{requirements}]")),
+        deployment("a", 1, "cpu: \"1\"", "")
+    );
+    let objects = crate::parse::parse_source(0, &yaml, false, false).objects;
+    let index = Index::new(&objects);
+    let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
+    let o = index
+        .of_kind(Kind::Deployment)
+        .next()
+        .expect("a Deployment");
+    let spec = o.workload().and_then(|w| w.pod_spec()).expect("a pod spec");
+    let workloads = vec![PendingWorkload::new(&sim, o, spec, 1).expect("provisionable")];
+    let solved = solve_with_nodes(&sim, &workloads, &mut Existing::default());
+    let [node] = solved.nodes.as_slice() else {
+        panic!("one node, got {:?}", solved.nodes);
+    };
+    node.instance_type.clone()
+}
+
+/// The AWS provider's `ExoticInstanceTypeFilter` (pkg/providers/instance/filter/
+/// filter_test.go at v1.14.3): a g5g.4xlarge (one GPU) is cheaper than a g6f.4xlarge (no
+/// GPU resource).
+#[test]
+fn exotic_instance_filter() {
+    let both =
+        "key: node.kubernetes.io/instance-type, operator: In, values: [g5g.4xlarge, g6f.4xlarge]";
+    let cases = [
+        (
+            "should reject instance types with exotic resources",
+            format!("{{{both}}}"),
+            "g6f.4xlarge",
+        ),
+        (
+            "should include metal instance types and those with exotic resources if there are no other options",
+            "{key: node.kubernetes.io/instance-type, operator: In, values: [g5g.4xlarge]}"
+                .to_string(),
+            "g5g.4xlarge",
+        ),
+        (
+            // The filter keeps every type when the NodeClaim has minValues.
+            "HasMinValues",
+            format!("{{{both}, minValues: 2}}"),
+            "g5g.4xlarge",
+        ),
+    ];
+    for (upstream, requirements, expected) in cases {
+        assert_eq!(
+            launched_type(&requirements).as_deref(),
+            Some(expected),
+            "{upstream}"
+        );
+    }
+}

@@ -222,7 +222,9 @@ pub(crate) fn claimed<'f>(
 /// verdict, `engine/verdict.rs`). A workload the batch places in full loses them: its pods
 /// join NodeClaims that other pods opened, or nodes that already exist. A finding that says
 /// every replica stays Pending, on a workload the batch leaves partly Pending, is restated
-/// with the batch's count. A workload left out of the batch keeps them as they are.
+/// with the batch's count, and so is one whose own count of Pending replicas is not the
+/// batch's (its arithmetic sees one pod template, not the pods placed beside it). A
+/// workload left out of the batch keeps them as they are.
 pub(crate) fn settle(
     settled: Vec<(Finding, Settle)>,
     workloads: &Workloads,
@@ -234,11 +236,16 @@ pub(crate) fn settle(
         if b.pending == 0 {
             return None;
         }
-        if s.pending.is_none() && b.pending < b.replicas {
-            let alone = (f.message.strip_prefix(NO_NODEPOOL_ALONE)).map_or_else(
-                || f.message.clone(),
-                |rest| format!("alone, {NO_NODEPOOL_ALONE}{rest}"),
-            );
+        let (restated, counted) = match s.pending {
+            None => (b.pending < b.replicas, false),
+            Some(pending) => (b.pending != pending, true),
+        };
+        if restated {
+            let alone = match f.message.strip_prefix(NO_NODEPOOL_ALONE) {
+                Some(rest) => format!("alone, {NO_NODEPOOL_ALONE}{rest}"),
+                None if counted => format!("alone, {}", f.message),
+                None => f.message.clone(),
+            };
             f.message = format!(
                 "{} of {} replicas stay Pending once every pod of the run is placed; {alone}",
                 b.pending, b.replicas
