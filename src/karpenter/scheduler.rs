@@ -810,18 +810,19 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         zone_settled &= self.topology.uses_key(LABEL_ZONE);
         // The launched NodeClaims narrow, and the next round counts afresh.
         self.open.clear();
-        self.settle_topology(workloads);
-        self.charge_launched() || zone_settled || min_values_dropped
+        let freed = self.settle_topology(workloads);
+        self.charge_launched() || zone_settled || min_values_dropped || freed
     }
 
     /// The next round's topology: every group made afresh, counting the pods on the
     /// launched nodes. A batch none of whose pods has a topology term has nothing to count.
-    fn settle_topology(&mut self, workloads: &[PendingWorkload]) {
+    /// Whether the recount frees a domain ([`Topology::frees_domains`]).
+    fn settle_topology(&mut self, workloads: &[PendingWorkload]) -> bool {
         let has_terms = |w: &PendingWorkload| {
             !w.inverse.is_empty() || w.steps.iter().any(|s| !s.terms.is_empty())
         };
         if !workloads.iter().any(has_terms) {
-            return;
+            return false;
         }
         let (mut topology, owned) = fresh_topology(self.sim, workloads);
         for claim in &self.claims {
@@ -834,8 +835,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 flavor: pool.flavor,
             });
         }
+        let freed = topology.frees_domains(&self.topology);
         self.topology = topology;
         self.owned = owned;
+        freed
     }
 
     /// The type NodeClaim `c` launches: the cheapest still open to it ([`LaunchOrder`]), at

@@ -428,12 +428,13 @@ fn rounds(yaml: &str) -> Vec<Vec<Option<u32>>> {
 }
 
 /// From the second round on, a node an earlier round launched is an `ExistingNode`
-/// (existingnode.go, topology.go at v1.14.3). Both cases agree with Karpenter's rounds in
+/// (existingnode.go, topology.go at v1.14.3). Each case agrees with Karpenter's rounds in
 /// the differential oracle.
 #[test]
 fn existing_nodes_of_earlier_rounds() {
     type Case = (&'static str, String, Vec<Vec<Option<u32>>>);
     let spot_only = "nodeSelector: {karpenter.sh/capacity-type: spot}";
+    let zone_anti_affinity = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: b}}}]}}";
     let self_affinity = "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: b}}}]}}";
     let cases: Vec<Case> = vec![
         (
@@ -473,6 +474,34 @@ fn existing_nodes_of_earlier_rounds() {
                 deployment("b", 2, "cpu: 100m", self_affinity)
             ),
             vec![vec![Some(1)], vec![Some(2), Some(2)]],
+        ),
+        (
+            // `b-0` joins `x`'s NodeClaim while its zone is open, so anti-affinity records
+            // it in all three zones; `z` then pins that NodeClaim to us-east-1c. Round 2
+            // counts `b-0` in us-east-1c only, and `b-1`, `b-2` take the other zones, one
+            // round each (each new NodeClaim is recorded in every zone still open to it).
+            "countDomains counts a bound pod in its node's domain only",
+            format!(
+                "{}{}{}{}",
+                pool(
+                    "p",
+                    "",
+                    "requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b, us-east-1c]}]"
+                ),
+                deployment("x", 1, "cpu: \"2\"", ""),
+                deployment("b", 3, "cpu: \"1\"", zone_anti_affinity),
+                deployment(
+                    "z",
+                    1,
+                    "cpu: 500m",
+                    "nodeSelector: {topology.kubernetes.io/zone: us-east-1c}"
+                )
+            ),
+            vec![
+                vec![Some(1)],
+                vec![Some(1), Some(2), Some(3)],
+                vec![Some(1)],
+            ],
         ),
     ];
     for (upstream, yaml, expected) in cases {

@@ -758,6 +758,21 @@ impl Topology {
         Ok(out)
     }
 
+    /// Whether some group of `self`, counted afresh, counts fewer pods in some domain than
+    /// the same group of `before` did, or knows a domain `before` did not: a pod recorded
+    /// in every domain its NodeClaim might take (anti-affinity) counts only in its node's
+    /// once the node launched, and a node's domain becomes known (`countDomains`).
+    pub fn frees_domains(&self, before: &Topology) -> bool {
+        let freed = |now: &Group, then: &Group| {
+            (now.domains.iter()).any(|(d, n)| then.domains.get(d).is_none_or(|m| n < m))
+        };
+        let groups = (self.by_term.iter()).filter_map(|(term, &g)| {
+            Some((&self.groups[g], &before.groups[*before.by_term.get(term)?]))
+        });
+        let inverse = self.inverse.iter().zip(&before.inverse);
+        groups.chain(inverse).any(|(now, then)| freed(now, then))
+    }
+
     /// A node launched in an earlier round: its pods are counted by every group that
     /// selects them, now and when one is made later.
     pub fn settle(&mut self, node: Settled) {
