@@ -2,7 +2,7 @@
 // scheduler (sigs.k8s.io/karpenter v1.14.3) on generated scenarios and compares its verdict
 // on every pod with karplint's (docs/oracle-contract.md).
 //
-//	oracle run    [--karplint PATH] [--catalog FILE] [--karplint-types] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
+//	oracle run    [--karplint PATH] [--catalog FILE] [--karplint-types] [--out DIR] [--jobs N] [--min-agreement P] [--min-agreement-final P] [--min-agreement-lint P] SCENARIOS
 //	oracle replay [--karplint PATH] [--catalog FILE] [--karplint-types] DIR
 //	oracle solve  [--karplint PATH --karplint-types | --catalog FILE | --instance-types FILE] DIR
 //
@@ -40,7 +40,7 @@ import (
 )
 
 const usage = `usage:
-  oracle run    [--karplint PATH] [--catalog FILE] [--karplint-types] [--out DIR] [--jobs N] [--min-agreement P] SCENARIOS
+  oracle run    [--karplint PATH] [--catalog FILE] [--karplint-types] [--out DIR] [--jobs N] [--min-agreement P] [--min-agreement-final P] [--min-agreement-lint P] SCENARIOS
   oracle replay [--karplint PATH] [--catalog FILE] [--karplint-types] DIR
   oracle solve  [--karplint PATH --karplint-types | --catalog FILE | --instance-types FILE] DIR
 `
@@ -178,6 +178,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	minAgree := c.fs.Float64("min-agreement", -1, "exit 1 when fewer than this percentage of scenarios agree after the first round")
 	minFinal := c.fs.Float64("min-agreement-final", -1, "exit 1 when fewer than this percentage of scenarios agree at the fixed point")
 	minCatalog := c.fs.Float64("min-agreement-catalog", -1, "exit 1 when fewer than this percentage of scenarios have karplint's instance types equal to the AWS provider's")
+	minLint := c.fs.Float64("min-agreement-lint", -1, "exit 1 when fewer than this percentage of scenarios agree on the lint's findings at the fixed point")
 	if err := c.fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -203,6 +204,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		{*minAgree, "--min-agreement", func(s *harness.Scenario) bool { return s.Agree }},
 		{*minFinal, "--min-agreement-final", func(s *harness.Scenario) bool { return s.AgreeFinal }},
 		{*minCatalog, "--min-agreement-catalog", func(s *harness.Scenario) bool { return s.AgreeCatalog }},
+		{*minLint, "--min-agreement-lint", func(s *harness.Scenario) bool { return s.AgreeLint }},
 	} {
 		if gate.min < 0 {
 			continue
@@ -210,6 +212,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		agree, judged := 0, 0
 		for _, s := range results {
 			if gate.what == "--min-agreement-catalog" && !s.CatalogJudged && s.Error == "" {
+				continue
+			}
+			if gate.what == "--min-agreement-lint" && s.Lint == nil && s.Error == "" {
 				continue
 			}
 			judged++

@@ -7,13 +7,15 @@
 # with karplint's `debug instance-types` export.
 #
 #   scripts/oracle.sh --scenarios N --seed S [--out DIR] [--min-agreement P]
-#                     [--min-agreement-final P] [--min-agreement-catalog P] [--static-nodes P]
+#                     [--min-agreement-final P] [--min-agreement-lint P]
+#                     [--min-agreement-catalog P] [--static-nodes P]
 #                     [--scenarios-dir DIR] [--catalog FILE] [--karplint-types] [--jobs J]
 #
 # --out DIR            where disagreeing scenarios are written (default target/oracle/disagreements);
 #                      replay one with `target/oracle/oracle replay --karplint target/release/karplint DIR/NAME`
 # --min-agreement P    exit 1 when fewer than P percent of the scenarios agree after the first round
 # --min-agreement-final P  the same at the fixed point (rounds until one places nothing)
+# --min-agreement-lint P   the same for the lint's findings (rule and count of Pending replicas)
 # --min-agreement-catalog P  exit 1 when fewer than P percent of the scenarios have karplint's
 #                      instance types equal to the provider's (default 100; -1: not gated)
 # --static-nodes P     the generator gives a scenario static Nodes with probability P (default 0)
@@ -28,7 +30,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-count="" seed="" out="" min="" minfinal="" mincatalog=100 static="" dir="" catalog="" jobs=2
+count="" seed="" out="" min="" minfinal="" minlint="" mincatalog=100 static="" dir="" catalog="" jobs=2
 karplinttypes=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -37,13 +39,14 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --min-agreement) min="$2"; shift 2 ;;
     --min-agreement-final) minfinal="$2"; shift 2 ;;
+    --min-agreement-lint) minlint="$2"; shift 2 ;;
     --min-agreement-catalog) mincatalog="$2"; shift 2 ;;
     --karplint-types) karplinttypes=1; shift ;;
     --static-nodes) static="$2"; shift 2 ;;
     --scenarios-dir) dir="$2"; shift 2 ;;
     --catalog) catalog="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "oracle.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +100,7 @@ args=(run --karplint "$karplint" --prices "$root/data/prices/on-demand.csv"
 [[ "$mincatalog" != "-1" ]] && args+=(--min-agreement-catalog "$mincatalog")
 [[ -n "$min" ]] && args+=(--min-agreement "$min")
 [[ -n "$minfinal" ]] && args+=(--min-agreement-final "$minfinal")
+[[ -n "$minlint" ]] && args+=(--min-agreement-lint "$minlint")
 rm -rf "$out"
 echo "== oracle ${args[*]} $dir"
 "$work/oracle" "${args[@]}" "$dir"

@@ -379,6 +379,17 @@ fn raise(most: &mut [i128; HEADROOM.len()], left: [i128; HEADROOM.len()]) {
     }
 }
 
+/// Each pool's place among the run's pools sorted by name.
+fn name_ranks(sim: &Simulator) -> Vec<u32> {
+    let mut by_name: Vec<usize> = (0..sim.pools.len()).collect();
+    by_name.sort_by(|&a, &b| sim.pools[a].name.cmp(&sim.pools[b].name));
+    let mut rank = vec![0; sim.pools.len()];
+    for (r, i) in by_name.into_iter().enumerate() {
+        rank[i] = u32::try_from(r).unwrap_or(u32::MAX);
+    }
+    rank
+}
+
 /// What a NodeClaim becomes when a pod joins it ([`Batch::can_add`]).
 struct Joining<'s, 'c> {
     /// Its requirements with the pod's and those topology adds.
@@ -544,6 +555,11 @@ struct Batch<'s, 'a, 'c> {
     /// Whether `order` is sorted: sorting again changes nothing until a NodeClaim is made
     /// or takes a pod.
     sorted: bool,
+    /// Each pool's place among the pools by name: a launched node is named after its pool.
+    name_rank: Vec<u32>,
+    /// Whether Karpenter would have sorted `order` since it last changed: a pod was tried
+    /// again on a copied refusal ([`Refusals`]), where `add` sorts the NodeClaims.
+    sort_due: bool,
     /// The NodeClaims in the order they were made or took a pod, one entry each time.
     changes: Vec<usize>,
     /// Per (workload, relaxation step) no topology group concerns, how long `changes` was
@@ -595,6 +611,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             order: Vec::new(),
             position: Vec::new(),
             sorted: true,
+            sort_due: false,
+            name_rank: name_ranks(sim),
             changes: Vec::new(),
             scanned: std::collections::HashMap::new(),
             joinable: std::collections::HashMap::new(),
@@ -634,8 +652,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             queue.pop_front();
             let tried = match self.refusals.unchanged(w) {
                 Some(shown) => {
-                    // Karpenter tries the pod again, and `add` sorts the NodeClaims.
-                    self.sort_claims();
+                    // Karpenter tries the pod again, and `add` sorts the NodeClaims: what
+                    // that sort decides is the order they launch in, should the round end.
+                    self.sort_due = !self.sorted;
                     Err(shown)
                 }
                 None => self.try_and_remember(w, &workloads[w]),
@@ -760,6 +779,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let mut seq = u32::try_from(self.claims.iter().filter(|c| c.launched.is_some()).count())
             .unwrap_or(u32::MAX);
         // In the order `add` last sorted them, as `Solve` returns them.
+        if self.sort_due {
+            self.sort_claims();
+        }
         for i in 0..self.order.len() {
             let c = self.order[i];
             if self.claims[c].launched.is_some() {
@@ -1025,12 +1047,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             return;
         }
         let mut order = std::mem::take(&mut self.order);
-        let pools = &self.sim.pools;
+        // One integer per NodeClaim: the existing nodes by (pool name, launch), then the
+        // round's NodeClaims by pod count.
         order.sort_by_key(|&c| {
             let claim = &self.claims[c];
             match claim.launched {
-                Some(seq) => (false, pools[claim.pool].name.as_str(), seq, 0),
-                None => (true, "", 0, claim.workloads.len()),
+                Some(seq) => u64::from(self.name_rank[claim.pool]) << 32 | u64::from(seq),
+                None => 1 << 63 | claim.workloads.len() as u64,
             }
         });
         self.position.resize(self.claims.len(), 0);
@@ -1039,6 +1062,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         self.order = order;
         self.sorted = true;
+        self.sort_due = false;
     }
 
     /// The NodeClaims made or changed since `changes` was `mark` long, in `order`.

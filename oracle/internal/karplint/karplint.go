@@ -281,9 +281,15 @@ func (b Binary) Lint(ctx context.Context, dir string) ([]byte, error) {
 
 // Diagnostic is one finding of the lint's JSON report.
 type Diagnostic struct {
-	Rule    string `json:"rule"`
+	Rule    string    `json:"rule"`
+	Message string    `json:"message"`
+	Object  Object    `json:"object"`
+	Related []Related `json:"related,omitempty"`
+}
+
+// Related is one note of a diagnostic: a place in another object and what it says.
+type Related struct {
 	Message string `json:"message"`
-	Object  Object `json:"object"`
 }
 
 // ParseLint parses `karplint --format json`: `{"version": 1, "diagnostics": [...]}`.

@@ -191,9 +191,23 @@ func judge(w Workload, ds []karplint.Diagnostic) (bool, string) {
 		kinds := Rules[d.Rule]
 		// The pool the finding leads with (karplint names the pool the pod was meant for,
 		// not always the first Karpenter tried) must have failed the way its rule says.
+		// A topology finding names no pool: it is about the pools its notes say offer the
+		// domains it counts, the pools the pod can use.
 		want := w.Kinds
 		if pool := namedPool(d.Message); pool != "" && w.PoolKinds[pool] != nil {
 			want = w.PoolKinds[pool]
+		} else if pools := offeringPools(d); len(pools) > 0 {
+			var kinds []string
+			for _, pool := range pools {
+				for _, k := range w.PoolKinds[pool] {
+					if !contains(kinds, k) {
+						kinds = append(kinds, k)
+					}
+				}
+			}
+			if len(kinds) > 0 {
+				want = kinds
+			}
 		}
 		if !overlaps(kinds, want) {
 			class = fmt.Sprintf("karpenter %s, lint %s", strings.Join(want, "+"), d.Rule)
@@ -220,6 +234,20 @@ func namedPool(msg string) string {
 		return m[1]
 	}
 	return ""
+}
+
+var offersNote = regexp.MustCompile(`^NodePool "([^"]*)" offers `)
+
+// offeringPools are the NodePools a topology finding's notes name as offering the domains
+// it counts ("NodePool \"np\" offers topology.kubernetes.io/zone [...]").
+func offeringPools(d karplint.Diagnostic) []string {
+	var pools []string
+	for _, r := range d.Related {
+		if m := offersNote.FindStringSubmatch(r.Message); m != nil {
+			pools = append(pools, m[1])
+		}
+	}
+	return pools
 }
 
 func overlaps(a, b []string) bool {

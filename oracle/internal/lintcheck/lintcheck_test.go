@@ -20,7 +20,14 @@ func finding(rule, msg string) karplint.Diagnostic {
 	return karplint.Diagnostic{Rule: rule, Message: msg, Object: karplint.Object{Kind: "Deployment", Namespace: "default", Name: "api"}}
 }
 
+// withNote gives d a related note reading msg.
+func withNote(d karplint.Diagnostic, msg string) karplint.Diagnostic {
+	d.Related = append(d.Related, karplint.Related{Message: msg})
+	return d
+}
+
 const (
+	antiMsg     = "unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone"
 	limitsMsg   = "all available instance types exceed limits for nodepool (NodePool=np)"
 	topologyMsg = "unsatisfiable topology constraint for pod affinity, key=kubernetes.io/hostname"
 )
@@ -51,6 +58,14 @@ func TestCompare(t *testing.T) {
 		{"pending, pod affinity's own count", []verdict.Pod{placed("api-0", 0), pending("api-1", 1, "np", "topology", topologyMsg), pending("api-2", 2, "np", "topology", topologyMsg)},
 			[]karplint.Diagnostic{finding("unsatisfiable-pod-affinity", topologyMsg+`: 3 replicas require affinity to their own labels, so all of them must join the first node Karpenter launches for them; a node of NodePool "np" holds 1, so 2 replicas stay Pending`)},
 			true, ""},
+		{"pending, topology on the pools the finding's notes name, a taint on the first pool", []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1, Outcome: verdict.Pending, Reason: "did not tolerate taint",
+			Failures: []verdict.Failure{{NodePool: "tainted", Kind: "taint", Message: "did not tolerate taint"}, {NodePool: "np", Kind: "topology", Message: antiMsg}}}},
+			[]karplint.Diagnostic{withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`), `NodePool "np" offers topology.kubernetes.io/zone [us-east-1a]`)},
+			true, ""},
+		{"pending, topology on no pool the finding's notes name", []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1, Outcome: verdict.Pending, Reason: "did not tolerate taint",
+			Failures: []verdict.Failure{{NodePool: "tainted", Kind: "taint", Message: "did not tolerate taint"}, {NodePool: "np", Kind: "topology", Message: antiMsg}}}},
+			[]karplint.Diagnostic{withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`), `NodePool "tainted" offers topology.kubernetes.io/zone [us-east-1a]`)},
+			false, "karpenter taint, lint unsatisfiable-pod-affinity"},
 		{"pending, a message that is not its rule's", twoOfThree,
 			[]karplint.Diagnostic{finding("replicas-exceed-capacity", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": no instance type has enough resources`)},
 			false, "lint replicas-exceed-capacity, its message reads resources"},
