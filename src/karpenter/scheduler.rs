@@ -53,6 +53,9 @@ pub struct PendingWorkload {
     steps: Vec<Step>,
     tolerations: Vec<Toleration>,
     requests: Requests,
+    /// What its pod asks of each [`HEADROOM`] resource, in milli-units: what
+    /// [`Batch::has_room_for`] compares, worked out once rather than for each NodeClaim.
+    room: [i128; HEADROOM.len()],
     host_ports: Vec<HostPort>,
     identity: PodIdentity,
     /// The required pod anti-affinity terms, which Karpenter also tracks the other way
@@ -99,12 +102,14 @@ impl PendingWorkload {
         };
         let (steps, inverse) =
             relaxation_steps(spec, &identity, attempts, sim.prefer_no_schedule());
+        let requests = sim.admitted.requests(obj, spec, sim.version);
         Some(PendingWorkload {
             replicas,
             meant: None,
             steps,
             tolerations,
-            requests: sim.admitted.requests(obj, spec, sim.version),
+            room: HEADROOM.map(|r| requests.total.get_or_zero(r).as_millis()),
+            requests,
             host_ports: pod::host_ports(spec),
             identity,
             inverse,
@@ -300,9 +305,6 @@ struct Claim {
     workloads: Vec<usize>,
     /// Its `kubernetes.io/hostname` domain (`hostname-placeholder-NNNN`).
     hostname: String,
-    /// The most cpu, memory and pods (milli-units) any of its types has left: a pod asking more
-    /// cannot join, whatever else it asks (a full NodeClaim is passed over at once).
-    headroom: [i128; 3],
     /// Launched at the end of a round as a node of its one remaining type: its place among
     /// the launched nodes, in the order of the NodeClaims when its round ended.
     launched: Option<u32>,
@@ -317,14 +319,13 @@ impl Claim {
     }
 
     fn new(
-        sim: &Simulator,
         pool: usize,
         requirements: Requirements,
         types: &[PoolType],
         requests: ResourceList,
         hostname: String,
     ) -> Self {
-        let mut claim = Claim {
+        Claim {
             pool,
             requirements,
             types: indices(types),
@@ -332,14 +333,13 @@ impl Claim {
             ports: Vec::new(),
             workloads: Vec::new(),
             hostname,
-            headroom: [0; 3],
             launched: None,
-        };
-        claim.headroom = claim.headroom(sim);
-        claim
+        }
     }
 
-    fn headroom(&self, sim: &Simulator) -> [i128; 3] {
+    /// The most cpu, memory and pods (milli-units) any of its types has left: a pod asking
+    /// more cannot join, whatever else it asks (a full NodeClaim is passed over at once).
+    fn headroom(&self, sim: &Simulator) -> [i128; HEADROOM.len()] {
         let pool = &sim.pools[self.pool];
         let fixed = (sim.fixed_overhead(self.pool)).map(|o| Demand::of(&self.requests, o));
         let mut most = [i128::MIN; HEADROOM.len()];
@@ -349,14 +349,6 @@ impl Claim {
             raise(&mut most, t.allocatable().left(&demand));
         }
         most
-    }
-
-    /// Whether `requests` fit in what its roomiest types have left.
-    fn has_room_for(&self, requests: &ResourceList) -> bool {
-        HEADROOM
-            .iter()
-            .zip(self.headroom)
-            .all(|(r, left)| requests.get_or_zero(r).as_millis() <= left)
     }
 }
 
@@ -548,6 +540,11 @@ struct Batch<'s, 'a, 'c> {
     /// The groups each (workload, relaxation step) owns, once made.
     owned: std::collections::HashMap<(usize, usize), Vec<usize>>,
     claims: Vec<Claim>,
+    /// Each NodeClaim's pool and [`Claim::headroom`], apart from the NodeClaims: a scan over
+    /// `order` passes most NodeClaims on these alone, and reads them rather than a whole
+    /// NodeClaim.
+    pool_of: Vec<u32>,
+    headroom: Vec<[i128; HEADROOM.len()]>,
     /// The NodeClaims in the order `Scheduler.add` last sorted them.
     order: Vec<usize>,
     /// Each NodeClaim's place in `order`.
@@ -562,22 +559,19 @@ struct Batch<'s, 'a, 'c> {
     sort_due: bool,
     /// The NodeClaims in the order they were made or took a pod, one entry each time.
     changes: Vec<usize>,
-    /// Per (workload, relaxation step) no topology group concerns, how long `changes` was
-    /// when every NodeClaim last refused its pod. For such a pod `can_add` depends on the
-    /// NodeClaim alone, so only the NodeClaims changed since need asking: the other
-    /// replicas, and the same pods on the queue's next pass, skip the rest.
-    scanned: std::collections::HashMap<(usize, usize), usize>,
     /// Per (workload, relaxation step), the pools whose NodeClaims may take its pods: those
     /// whose taints it tolerates and whose requirements it intersects. A NodeClaim's
     /// requirements narrow its pool's, so a pool the pod conflicts with has no NodeClaim it
     /// fits.
     joinable: std::collections::HashMap<(usize, usize), std::rc::Rc<[bool]>>,
-    /// Per (workload, relaxation step) whose pod owns a hostname group that may refuse a
-    /// NodeClaim on its count ([`Topology::host_refuses`]), how long `changes` was when the
-    /// NodeClaims not known to refuse it for good were listed, and that list. A count only
-    /// grows in a batch, and a pool it cannot join stays so, so a NodeClaim refused for
-    /// either reason is not asked again: a hostname spread over many NodeClaims asks each
-    /// of them once, not once per replica.
+    /// Per (workload, relaxation step) whose refusals by a NodeClaim hold until the
+    /// NodeClaim changes, how long `changes` was when the NodeClaims not known to refuse
+    /// its pod were listed, and that list. Such a pod is one no topology group concerns
+    /// (`can_add` then depends on the NodeClaim alone), or one that owns a hostname group
+    /// that may refuse a NodeClaim on its count ([`Topology::host_refuses`]: a count only
+    /// grows in a batch). A pool the pod cannot join stays so. So a NodeClaim that refused
+    /// is asked again only once it changed: the replicas of a workload ask each NodeClaim
+    /// once between its changes, not once per replica.
     open: std::collections::HashMap<(usize, usize), (usize, Vec<usize>)>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
@@ -608,13 +602,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             topology,
             owned,
             claims: Vec::new(),
+            pool_of: Vec::new(),
+            headroom: Vec::new(),
             order: Vec::new(),
             position: Vec::new(),
             sorted: true,
             sort_due: false,
             name_rank: name_ranks(sim),
             changes: Vec::new(),
-            scanned: std::collections::HashMap::new(),
             joinable: std::collections::HashMap::new(),
             open: std::collections::HashMap::new(),
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
@@ -825,7 +820,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
             claim.launched = Some(seq);
             seq += 1;
-            claim.headroom = claim.headroom(self.sim);
+            self.headroom[c] = claim.headroom(self.sim);
         }
         // Existing nodes come first in the next round's order.
         self.sorted = false;
@@ -971,68 +966,87 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if !joinable.contains(&true) {
             return None;
         }
-        if self.topology.host_may_refuse(owned) {
-            return self.add_to_open((w, k), pod, step, owned, &joinable);
-        }
+        // A pod no topology group concerns is refused by a NodeClaim for as long as the
+        // NodeClaim stays as it is; a hostname group's count only grows.
         let remembered = owned.is_empty() && !self.topology.inversely_selected(w);
-        let changed = match self.scanned.get(&(w, k)) {
-            Some(&mark) if remembered => Some(self.changed_since(mark)),
-            _ => None,
-        };
-        let asked = changed.as_ref().unwrap_or(&self.order).len();
-        for i in 0..asked {
-            let c = changed.as_ref().unwrap_or(&self.order)[i];
-            let claim = &self.claims[c];
-            if !joinable[claim.pool] {
+        if remembered || self.topology.host_may_refuse(owned) {
+            return self.add_to_open((w, k), pod, step, (owned, remembered), &joinable);
+        }
+        for i in 0..self.order.len() {
+            let c = self.order[i];
+            if !joinable[self.pool_of[c] as usize] {
                 continue;
             }
-            if let Some(joining) = self.can_add(claim, w, pod, step, owned) {
+            if let Some(joining) = self.can_add(c, w, pod, step, owned) {
                 return Some(self.join(c, w, pod, joining));
             }
-        }
-        if remembered {
-            self.scanned.insert((w, k), self.changes.len());
         }
         None
     }
 
-    /// [`Batch::add_to_inflight`] for a pod that owns a hostname group which may refuse a
-    /// NodeClaim on its count: only the NodeClaims still open to it ([`Batch::open`]) and
-    /// those changed since are asked, in `order`.
+    /// [`Batch::add_to_inflight`] for a pod whose refusals hold until the NodeClaim changes
+    /// ([`Batch::open`]): only the NodeClaims still open to it and those changed since are
+    /// asked, in `order`.
     fn add_to_open(
         &mut self,
         (w, k): (usize, usize),
         pod: &PendingWorkload,
         step: &Step,
-        owned: &[usize],
+        (owned, lasting): (&[usize], bool),
         joinable: &[bool],
     ) -> Option<usize> {
         let mark = self.changes.len();
-        let asked = match self.open.remove(&(w, k)) {
-            Some((since, mut open)) => {
-                open.extend_from_slice(&self.changes[since..]);
-                open.sort_unstable_by_key(|&c| self.position[c]);
-                open.dedup();
-                open
-            }
-            None => self.order.clone(),
+        let mut open = match self.open.remove(&(w, k)) {
+            Some((since, open)) => self.with_changed(open, since),
+            None => (self.order.iter().copied())
+                .filter(|&c| joinable[self.pool_of[c] as usize])
+                .collect(),
         };
-        let mut open = Vec::with_capacity(asked.len());
+        // The list is compacted in place: the first `kept` of the `asked` so far stay open.
+        let (mut kept, mut asked) = (0, 0);
         let mut joined = None;
-        for (i, &c) in asked.iter().enumerate() {
-            let claim = &self.claims[c];
-            if !joinable[claim.pool] || self.topology.host_refuses(w, owned, &claim.hostname) {
+        while let Some(&c) = open.get(asked) {
+            asked += 1;
+            if !joinable[self.pool_of[c] as usize]
+                || (self.has_room_for(c, pod)
+                    && self
+                        .topology
+                        .host_refuses(w, owned, &self.claims[c].hostname))
+            {
                 continue;
             }
-            if let Some(joining) = self.can_add(claim, w, pod, step, owned) {
-                open.extend_from_slice(&asked[i..]);
+            let joining = self.can_add(c, w, pod, step, owned);
+            if joining.is_some() || !lasting {
+                open[kept] = c;
+                kept += 1;
+            }
+            if let Some(joining) = joining {
                 joined = Some(self.join(c, w, pod, joining));
                 break;
             }
-            open.push(c);
         }
+        open.drain(kept..asked);
         self.open.insert((w, k), (mark, open));
         joined
+    }
+
+    /// `open`, a list of NodeClaims in `order` as it was when `changes` was `since` long,
+    /// with the NodeClaims changed since, in `order` as it is. Sorting by pod count moves
+    /// only the NodeClaims that changed: the others keep their order among themselves, so
+    /// the list is two sorted runs, which a stable sort merges in one pass.
+    fn with_changed(&self, mut open: Vec<usize>, since: usize) -> Vec<usize> {
+        let changes = &self.changes[since..];
+        if changes.is_empty() {
+            return open;
+        }
+        let mut changed = changes.to_vec();
+        changed.sort_unstable();
+        changed.dedup();
+        open.retain(|c| changed.binary_search(c).is_err());
+        changed.sort_unstable_by_key(|&c| self.position[c]);
+        open.extend_from_slice(&changed);
+        open.sort_by_key(|&c| self.position[c]);
+        open
     }
 
     /// The order `add` tries nodes in: the existing nodes first (`addToExistingNode`, in
@@ -1065,14 +1079,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.sort_due = false;
     }
 
-    /// The NodeClaims made or changed since `changes` was `mark` long, in `order`.
-    fn changed_since(&self, mark: usize) -> Vec<usize> {
-        let mut changed = self.changes[mark..].to_vec();
-        changed.sort_unstable_by_key(|&c| self.position[c]);
-        changed.dedup();
-        changed
-    }
-
     /// The pools whose NodeClaims may take pods of workload `w` at relaxation step `k`:
     /// those whose taints they tolerate and whose requirements they intersect. A
     /// NodeClaim's requirements narrow its pool's, so a pool the pod conflicts with has no
@@ -1100,7 +1106,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     fn forget(&mut self, w: usize, steps: usize) {
         for k in 0..steps {
             self.refused_new.remove(&(w, k));
-            self.scanned.remove(&(w, k));
             self.joinable.remove(&(w, k));
             self.open.remove(&(w, k));
         }
@@ -1127,10 +1132,17 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             .add(&self.sim.judged_requests(pool, &pod.requests.total));
         claim.ports.extend(pod.host_ports.iter().cloned());
         claim.workloads.push(w);
-        claim.headroom = headroom;
+        self.headroom[c] = headroom;
         self.sorted = false;
         self.changes.push(c);
         claim.pool
+    }
+
+    /// Whether a pod of `pod` fits in what NodeClaim `c`'s roomiest types have left.
+    fn has_room_for(&self, c: usize, pod: &PendingWorkload) -> bool {
+        (pod.room.iter())
+            .zip(self.headroom[c])
+            .all(|(&need, left)| need <= left)
     }
 
     /// `NodeClaim.CanAdd` on a planned NodeClaim: its taints, its requirements so far, the
@@ -1139,17 +1151,20 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// pod.
     fn can_add(
         &self,
-        claim: &Claim,
+        c: usize,
         w: usize,
         pod: &PendingWorkload,
         step: &Step,
         owned: &[usize],
     ) -> Option<Joining<'s, 'c>> {
+        if !self.has_room_for(c, pod) {
+            return None;
+        }
+        let claim = &self.claims[c];
         let attempt = &step.attempt;
         let pool = &self.sim.pools[claim.pool];
         let pns = attempt.tolerates_prefer_no_schedule;
-        if !claim.has_room_for(&pod.requests.total)
-            || self.topology.host_refuses(w, owned, &claim.hostname)
+        if self.topology.host_refuses(w, owned, &claim.hostname)
             || sim::any_untolerated(&pod.tolerations, &pool.taints, pns)
             || !claim
                 .requirements
@@ -1157,7 +1172,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             || pod
                 .host_ports
                 .iter()
-                .any(|p| claim.ports.iter().any(|c| p.matches(c)))
+                .any(|p| claim.ports.iter().any(|on| p.matches(on)))
         {
             return None;
         }
@@ -1293,6 +1308,16 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                     shown(&mut first, f);
                     continue;
                 }
+                Known::RefusesOnStages => {
+                    // Its failure is made only when the error shows it.
+                    if first.is_none() || pod.meant == Some(i) {
+                        let data = self.pod_data(i, pod, &step.attempt);
+                        if let Err(f) = self.sim.claim_stages(i, &data) {
+                            shown(&mut first, &f);
+                        }
+                    }
+                    continue;
+                }
                 Known::RefusesWhateverTopology if first.is_some() => continue,
                 _ => {}
             }
@@ -1322,8 +1347,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// are: its own stages' refusal, else (when topology concerns the pod) whether any type
     /// is left before topology narrows the requirements.
     fn learn(&mut self, i: usize, remembered: bool, pod: &PendingWorkload, step: &Step) -> Known {
-        if let Err(f) = self.pool_stages(i, pod, step) {
-            return Known::Refuses(*f);
+        if let Some(f) = self.pool_gate(i) {
+            return Known::Refuses(f);
+        }
+        if !(self.sim).claim_stages_pass(i, &self.pod_data(i, pod, &step.attempt)) {
+            return Known::RefusesOnStages;
         }
         if remembered {
             return Known::PassesUntilTopology;
@@ -1358,32 +1386,24 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let taints = pool.taints.iter().map(|(t, _)| t);
         self.topology
             .add(w, &requirements, &hostname, taints, pool.flavor);
-        let mut claim = Claim::new(self.sim, i, requirements, &types, requests, hostname);
+        let mut claim = Claim::new(i, requirements, &types, requests, hostname);
         claim.ports = pod.host_ports.clone();
         claim.workloads.push(w);
         self.order.push(self.claims.len());
         self.sorted = false;
         self.changes.push(self.claims.len());
+        self.pool_of.push(i as u32);
+        self.headroom.push(claim.headroom(self.sim));
         self.claims.push(claim);
     }
 
-    /// What pool `i` decides of a new NodeClaim for the pod before topology: what Karpenter
-    /// decided of the pool before the batch, what is left of its limits, then the
-    /// simulator's taint and requirement stages. It depends on the pool's `spent` alone.
-    fn pool_stages(
-        &mut self,
-        i: usize,
-        pod: &PendingWorkload,
-        step: &Step,
-    ) -> Result<(), Box<Failure>> {
+    /// Why pool `i` refuses any new NodeClaim, whatever the pod, if it does: what Karpenter
+    /// decided of the pool before the batch, else what is left of its limits.
+    fn pool_gate(&mut self, i: usize) -> Option<Failure> {
         if let Some(f) = self.sim.gate(i) {
-            return Err(Box::new(f.clone()));
+            return Some(f.clone());
         }
-        if !self.within_remaining(i) {
-            return Err(Box::new(Failure::AllTypesExceedLimits));
-        }
-        self.sim
-            .claim_stages(i, &self.pod_data(i, pod, &step.attempt))
+        (!self.within_remaining(i)).then_some(Failure::AllTypesExceedLimits)
     }
 
     /// Whether some usable type of pool `i` is within what is left of its limits; the types
@@ -1422,7 +1442,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
     }
 
-    /// Pool `i`'s verdict on a new NodeClaim for a pod its [`Batch::pool_stages`] passed:
+    /// Pool `i`'s verdict on a new NodeClaim for a pod its gate and stages passed:
     /// the domains topology leaves, between requirements and instance types
     /// (`tryVolumeAlternative`). The types that fit and the NodeClaim's requirements.
     fn new_claim(
@@ -1462,9 +1482,13 @@ type PoolsKnown = Vec<Option<(u32, Known)>>;
 /// while its limits stay as they were.
 #[derive(Clone)]
 enum Known {
-    /// It refuses, with this failure: the pool's own stages refuse, or no topology group
-    /// concerns the pod.
+    /// It refuses, with this failure: the pool's gate or limits refuse, or a new NodeClaim
+    /// failed for a pod no topology group concerns.
     Refuses(Failure),
+    /// Its own taint and requirement stages refuse ([`Simulator::claim_stages`]): their
+    /// failure, which depends on nothing else, is made again when an error shows it, since
+    /// most such refusals never show.
+    RefusesOnStages,
     /// No instance type is left even before topology narrows the requirements, so it
     /// refuses whatever domains topology leaves (with a failure that may depend on them).
     RefusesWhateverTopology,
