@@ -1007,6 +1007,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let mut joined = None;
         while let Some(&c) = open.get(asked) {
             asked += 1;
+            // A NodeClaim out of room is refused at once by `can_add` and stays listed:
+            // only a refusal on the hostname's count, which only grows, drops it for good.
             if !joinable[self.pool_of[c] as usize]
                 || (self.has_room_for(c, pod)
                     && self
