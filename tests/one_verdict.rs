@@ -97,3 +97,59 @@ fn lint_and_plan_name_the_same_pending_workloads_on_every_fixture() {
         disagreements.join("\n")
     );
 }
+
+/// A pod asks for a zone that no NodePool's zones (`cluster.zones`) hold, and spreads over
+/// zones. Karpenter counts the spread before it filters instance types
+/// (`Topology.AddRequirements` in `NodeClaim.CanAdd`), so its error for the NodePool that
+/// allows every zone is the spread's. The lint reports that too, beside the per-template
+/// finding on the zone no instance type offers.
+#[test]
+fn a_spread_is_counted_before_the_offerings_of_the_pool_it_was_meant_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pool = |name: &str, requirement: &str| {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements: [{requirement}]\n---\n"
+        )
+    };
+    let yaml = format!(
+        "{}{}{}",
+        pool(
+            "zoned",
+            "{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}"
+        ),
+        pool(
+            "general",
+            "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}"
+        ),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      nodeSelector: {topology.kubernetes.io/zone: us-east-1c}\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m}}}]\n"
+    );
+    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "cluster:\n  zones: [us-east-1a, us-east-1b]\n",
+    )
+    .expect("write");
+    let root = dir.path().to_str().expect("UTF-8 path");
+    let v = json(&["--format", "json", "--fail-on", "never", root]);
+    let findings: Vec<(String, String)> = (v["diagnostics"].as_array().into_iter().flatten())
+        .map(|d| {
+            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
+            (text("rule"), text("message"))
+        })
+        .collect();
+    let spread = (findings.iter())
+        .find(|(rule, _)| rule == "unsatisfiable-topology-spread")
+        .unwrap_or_else(|| panic!("no spread finding: {findings:?}"));
+    assert!(
+        spread.1.starts_with(
+            "2 of 2 replicas stay Pending once every pod of the run is placed: NodePool \"general\": unsatisfiable topology constraint for topology spread"
+        ),
+        "{spread:?}"
+    );
+    assert!(
+        (findings.iter()).any(|(rule, message)| rule == "no-instance-type-fits"
+            && message
+                .ends_with("NodePool \"general\": no instance type has the required offering")),
+        "{findings:?}"
+    );
+}

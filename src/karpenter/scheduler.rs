@@ -1320,7 +1320,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                     }
                     continue;
                 }
-                Known::RefusesWhateverTopology if first.is_some() => continue,
+                // The meant pool's failure is what the finding names: topology may refuse
+                // before its instance types do (`NodeClaim.CanAdd`).
+                Known::RefusesWhateverTopology if first.is_some() && pod.meant != Some(i) => {
+                    continue;
+                }
                 _ => {}
             }
             self.within_remaining(i);
