@@ -875,6 +875,12 @@ impl<'a, 'c> Pool<'a, 'c> {
         })
     }
 
+    /// Whether `other` reads its instance types' labels from the same table: both then
+    /// give every type the same labels.
+    pub fn shares_type_labels(&self, other: &Pool) -> bool {
+        Arc::ptr_eq(&self.type_requirements, &other.type_requirements)
+    }
+
     /// Every type the pool's node class can launch, before the NodePool's requirements
     /// filter them (what `buildDomainGroups` reads), in catalog order.
     pub fn all_types(&self) -> impl Iterator<Item = PoolType<'_, 'c>> + '_ {

@@ -75,6 +75,9 @@ pub struct Simulator<'a, 'c> {
     /// workloads that reach the same pools share one union (a monorepo has hundreds of
     /// NodePools and thousands of spread constraints).
     pub(super) domain_memo: super::memo::Memo<(String, Vec<usize>), super::topology::Domains>,
+    /// Per topology key, the domains every NodePool offers (`buildDomainGroups`), which
+    /// every round of the batch counts pods in.
+    pub(super) universe_memo: super::memo::Memo<String, std::sync::Arc<DomainUniverse>>,
     /// Per pool: what is decided before any pod is tried ([`gate`]).
     gates: Vec<Option<Failure>>,
     /// Some pool has a `PreferNoSchedule` taint: Karpenter's last relaxation tolerates them.
@@ -103,6 +106,10 @@ pub(super) type ReachKey = (Vec<Requirements>, Vec<Toleration>);
 
 /// The pools a pod is compatible with, and of those the pools whose taints it tolerates.
 pub(super) type ReachLists = std::sync::Arc<(Vec<usize>, Vec<usize>)>;
+
+/// Every value of a topology key some NodePool offers, each with the taints of every
+/// NodePool that offers it.
+pub(super) type DomainUniverse = std::collections::BTreeMap<String, Vec<Vec<Taint>>>;
 
 #[derive(Default, PartialEq, Eq, Hash)]
 struct PoolOverhead {
@@ -392,6 +399,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             tables: cache,
             reach_memo: Default::default(),
             domain_memo: Default::default(),
+            universe_memo: Default::default(),
             template_of,
             evaluations: Default::default(),
         };

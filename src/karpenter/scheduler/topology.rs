@@ -16,7 +16,7 @@
 use crate::karpenter::requirements::{
     LABEL_HOSTNAME, LABEL_ZONE, LabelFlavor, Operator, Requirement, Requirements, normalize_key,
 };
-use crate::karpenter::sim::{Failure, Simulator};
+use crate::karpenter::sim::{DomainUniverse, Failure, Simulator};
 use crate::karpenter::taints::{self, Taint, Toleration};
 use crate::model::workload::{LabelSelector, PodAffinityTerm, TopologySpreadConstraint};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -535,7 +535,6 @@ pub struct Topology {
     /// Per workload, the inverse groups that select its pods.
     inverse_selecting: Vec<Vec<usize>>,
     /// The domains of each key over every NodePool (`domainGroups`).
-    universes: HashMap<String, BTreeMap<String, Vec<Vec<Taint>>>>,
     /// The nodes launched in earlier rounds: every group counts their pods, groups made
     /// later too (`countDomains` reads the cluster's pods).
     settled: Vec<Settled>,
@@ -566,7 +565,6 @@ impl Topology {
             selecting: vec![Vec::new(); pods.len()],
             inverse_selecting: vec![Vec::new(); pods.len()],
             pods,
-            universes: HashMap::new(),
             settled: Vec::new(),
         };
         let mut by_inverse: HashMap<&Term, usize> = HashMap::new();
@@ -606,11 +604,7 @@ impl Topology {
     fn zones_unknown(&mut self, sim: &Simulator, term: &Term) -> bool {
         term.key == LABEL_ZONE
             && (term.kind != GroupType::PodAffinity || self.pods.iter().any(|p| term.selects(p)))
-            && self
-                .universes
-                .entry(term.key.clone())
-                .or_insert_with(|| domain_universe(sim, &term.key))
-                .is_empty()
+            && domain_universe(sim, &term.key).is_empty()
     }
 
     /// The first domain of `key`, by name, that some NodePool offers and `allowed` allows:
@@ -622,10 +616,7 @@ impl Topology {
         key: &str,
         allowed: &Requirement,
     ) -> Option<String> {
-        let universe = self
-            .universes
-            .entry(key.to_string())
-            .or_insert_with(|| domain_universe(sim, key));
+        let universe = domain_universe(sim, key);
         universe.keys().find(|d| allowed.has(d)).cloned()
     }
 
@@ -636,11 +627,7 @@ impl Topology {
 
     /// A new group for `term`, its domains those of pools the owner's `tolerations` allow.
     fn group(&mut self, sim: &Simulator, term: &Term, tolerations: &[Toleration]) -> Group {
-        let universe = self
-            .universes
-            .entry(term.key.clone())
-            .or_insert_with(|| domain_universe(sim, &term.key));
-        Group::new(term.clone(), universe, tolerations)
+        Group::new(term.clone(), &domain_universe(sim, &term.key), tolerations)
     }
 
     /// `Topology.Update`: the groups of `terms`, which a pod of workload `w` with
@@ -827,9 +814,20 @@ impl Topology {
 
 /// `buildDomainGroups`: every value of `key` some NodePool allows on some instance type
 /// (the pool's requirement intersected with the type's), and every value a pool's `In`
-/// requirement names, each with the taints of the pools that offer it.
-fn domain_universe(sim: &Simulator, key: &str) -> BTreeMap<String, Vec<Vec<Taint>>> {
+/// requirement names, each with the taints of the pools that offer it. It depends on the
+/// NodePools alone, so every round's topology shares one per key.
+fn domain_universe(sim: &Simulator, key: &str) -> std::sync::Arc<DomainUniverse> {
+    (sim.universe_memo).get_or_insert_with(key.to_string(), || {
+        std::sync::Arc::new(build_domain_universe(sim, key))
+    })
+}
+
+/// [`domain_universe`], worked out.
+fn build_domain_universe(sim: &Simulator, key: &str) -> DomainUniverse {
     let mut out: BTreeMap<String, Vec<Vec<Taint>>> = BTreeMap::new();
+    // Each distinct label a type has for the key (`None`: it has none), per table of
+    // labels: pools of one label flavour share theirs.
+    let mut labels_of: Vec<(usize, BTreeSet<Option<Option<&str>>>)> = Vec::new();
     for (i, pool) in sim.pools.iter().enumerate() {
         let taints: Vec<Taint> = pool.taints.iter().map(|(t, _)| t.clone()).collect();
         let mut values: BTreeSet<String> = BTreeSet::new();
@@ -838,17 +836,20 @@ fn domain_universe(sim: &Simulator, key: &str) -> BTreeMap<String, Vec<Vec<Taint
         let type_reqs: Vec<Option<Requirement>> = match offered.values(key) {
             Some(v) => vec![Some(Requirement::in_values(key, v))],
             None => {
-                // Each distinct label a type has for the key (`None`: it has none).
-                let labels: BTreeSet<Option<Option<&str>>> = pool
-                    .all_types()
-                    .map(|t| {
-                        let has = t.requirements.has(key);
-                        has.then(|| t.requirements.get(key).value())
-                    })
-                    .collect();
-                labels
-                    .into_iter()
-                    .map(|v| match v? {
+                let shared =
+                    (labels_of.iter()).position(|(j, _)| sim.pools[*j].shares_type_labels(pool));
+                let at = shared.unwrap_or_else(|| {
+                    let labels = (pool.all_types())
+                        .map(|t| {
+                            let has = t.requirements.has(key);
+                            has.then(|| t.requirements.get(key).value())
+                        })
+                        .collect();
+                    labels_of.push((i, labels));
+                    labels_of.len() - 1
+                });
+                (labels_of[at].1.iter())
+                    .map(|v| match (*v)? {
                         Some(v) => Some(Requirement::in_values(key, [v])),
                         None => Some(Requirement::does_not_exist(key)),
                     })
