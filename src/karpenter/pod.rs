@@ -406,7 +406,12 @@ impl Admitted {
     /// resource take the namespace's LimitRange default ([`LimitRangeDefaults`]), and the
     /// RuntimeClass's `overhead.podFixed` is the pod's overhead when it sets none (the
     /// plugin rejects a pod whose own overhead differs), which `PodRequests` adds.
+    /// A Pod that is a template another tool fills in ([`Object::is_pod_template`]) has
+    /// none that karplint judges: the tool sets them (Spark from `spark.executor.*`).
     pub fn requests(&self, obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
+        if obj.is_pod_template() {
+            return Requests::default();
+        }
         let defaults = self.limit_ranges.for_object(obj);
         let pod_level = version.pod_level_resources();
         let mut requests = requests_with(obj, spec, pod_level, defaults.as_ref());
