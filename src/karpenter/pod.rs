@@ -410,7 +410,10 @@ impl Admitted {
     /// none that karplint judges: the tool sets them (Spark from `spark.executor.*`).
     pub fn requests(&self, obj: &Object, spec: &PodSpec, version: KarpenterVersion) -> Requests {
         if obj.is_pod_template() {
-            return Requests::default();
+            return Requests {
+                total: ResourceList::new().with("pods", Quantity::from_units(1)),
+                spans: BTreeMap::new(),
+            };
         }
         let defaults = self.limit_ranges.for_object(obj);
         let pod_level = version.pod_level_resources();
