@@ -534,7 +534,6 @@ pub struct Topology {
     selecting: Vec<Vec<usize>>,
     /// Per workload, the inverse groups that select its pods.
     inverse_selecting: Vec<Vec<usize>>,
-    /// The domains of each key over every NodePool (`domainGroups`).
     /// The nodes launched in earlier rounds: every group counts their pods, groups made
     /// later too (`countDomains` reads the cluster's pods).
     settled: Vec<Settled>,
@@ -824,7 +823,7 @@ fn domain_universe(sim: &Simulator, key: &str) -> std::sync::Arc<DomainUniverse>
 
 /// [`domain_universe`], worked out.
 fn build_domain_universe(sim: &Simulator, key: &str) -> DomainUniverse {
-    let mut out: BTreeMap<String, Vec<Vec<Taint>>> = BTreeMap::new();
+    let mut out = DomainUniverse::new();
     // Each distinct label a type has for the key (`None`: it has none), per table of
     // labels: pools of one label flavour share theirs.
     let mut labels_of: Vec<(usize, BTreeSet<Option<Option<&str>>>)> = Vec::new();

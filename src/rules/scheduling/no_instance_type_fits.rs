@@ -97,14 +97,19 @@ pub(super) fn no_compatible_instance_types(min_values: bool, nodepool: &str) -> 
 /// EC2 type offers, one no allowed type offers, or simply not enough of it.
 pub(super) fn not_enough_resources(largest: &LargestType, nodepool: &str) -> Advice {
     let resource = &largest.resource;
-    let help = if resource.starts_with("hugepages-") && largest.allocatable.is_zero() {
-        // The kubelet reports huge pages the node's kernel reserved; no device plugin does.
+    let help = if !known_resource(resource) && largest.allocatable.is_zero() {
+        // The kubelet reports the huge pages the node's kernel reserved; a device plugin
+        // advertises the other resources.
+        let (source, them) = if resource.starts_with("hugepages-") {
+            (
+                "reserve the huge pages at boot (the EC2NodeClass's userData)",
+                "them",
+            )
+        } else {
+            ("install the device plugin", "it")
+        };
         format!(
-            "no EC2 instance type offers `{resource}`, and no NodeOverlay in the files gives it to the types of NodePool \"{nodepool}\": Karpenter sees its capacity as 0; reserve the huge pages at boot (the EC2NodeClass's userData) and describe them with a NodeOverlay whose requirements select this NodePool's types, or remove the request"
-        )
-    } else if !known_resource(resource) && largest.allocatable.is_zero() {
-        format!(
-            "no EC2 instance type offers `{resource}`, and no NodeOverlay in the files gives it to the types of NodePool \"{nodepool}\": Karpenter sees its capacity as 0; install the device plugin and describe it with a NodeOverlay whose requirements select this NodePool's types, or remove the request"
+            "no EC2 instance type offers `{resource}`, and no NodeOverlay in the files gives it to the types of NodePool \"{nodepool}\": Karpenter sees its capacity as 0; {source} and describe {them} with a NodeOverlay whose requirements select this NodePool's types, or remove the request"
         )
     } else if largest.allocatable.is_zero() {
         format!(
