@@ -153,3 +153,41 @@ fn a_spread_is_counted_before_the_offerings_of_the_pool_it_was_meant_for() {
         "{findings:?}"
     );
 }
+
+/// A spread that counts the zone of a NodePool whose taint the pod does not tolerate lets
+/// one replica run; Karpenter's error for the others starts with that NodePool (the higher
+/// weight, tried first): "did not tolerate taint". Both findings stand, each with its fix
+/// (oracle scenario s20261205-5730).
+#[test]
+fn replicas_a_spread_holds_back_are_also_reported_in_the_words_karpenter_starts_with() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: tainted}\nspec:\n  weight: 100\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]\n      taints: [{key: dedicated, value: blue, effect: NoSchedule}]\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: zoned}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}]}]\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m}}}]\n";
+    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "cluster:\n  zones: [us-east-1a, us-east-1b]\n",
+    )
+    .expect("write");
+    let root = dir.path().to_str().expect("UTF-8 path");
+    let v = json(&["--format", "json", "--fail-on", "never", root]);
+    let findings: Vec<(String, String)> = (v["diagnostics"].as_array().into_iter().flatten())
+        .map(|d| {
+            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
+            (text("rule"), text("message"))
+        })
+        .collect();
+    assert!(
+        (findings.iter()).any(|(rule, message)| rule == "unsatisfiable-topology-spread"
+            && message.ends_with(
+                "only 1 of 3 replicas can schedule in [us-east-1a], so 2 replicas stay Pending"
+            )),
+        "{findings:?}"
+    );
+    assert!(
+        (findings.iter()).any(|(rule, message)| rule == "untolerated-taint"
+            && message.starts_with(
+                "2 of 3 replicas stay Pending once every pod of the run is placed: NodePool \"tainted\": did not tolerate taint"
+            )),
+        "{findings:?}"
+    );
+}

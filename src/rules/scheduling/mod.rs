@@ -274,8 +274,10 @@ const SCHEDULING_RULES: [&str; 7] = [
 /// already reported under a scheduling rule (which names the field to change) gets no
 /// second finding from the batch, unless the batch leaves it Pending on that same NodePool
 /// at its limits or its topology, which Karpenter checks first ([`refused_first`]). A
-/// workload whose per-object topology findings count its Pending replicas also gets the
-/// batch's finding when those replicas are Pending at a NodePool's limits: both are to fix.
+/// workload whose per-object topology findings count its Pending replicas, and let the
+/// others run, also gets the batch's finding when Karpenter's error for those replicas
+/// starts with something else than topology (limits, a taint, requirements): both are to
+/// fix.
 fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Option<Finding> {
     let b = w.batch.as_ref()?;
     // A pod no NodePool takes is reported by the per-template analysis, unless a static
@@ -286,13 +288,15 @@ fn batch_finding(sim: &Simulator, rule_meta: &RuleMeta, w: &WorkloadFacts) -> Op
         Scheduling::Unknown | Scheduling::NotProvisioned => false,
     };
     // The per-object findings already count as many Pending replicas, unless they let
-    // some replicas run and the batch leaves the rest Pending at a NodePool's limits:
-    // Karpenter checks a NodePool's limits before the pod's topology, so its words for
-    // them are the limits, and the limits hold them back as well. When the per-object
-    // findings leave no replica a place, the limits are not what keeps them off.
-    let at_limits = (b.first.as_ref()).is_some_and(|(_, f)| f.stage() == Stage::Limits);
+    // some replicas run (only the topology rules count) and the batch leaves the rest
+    // Pending for another reason: Karpenter's error for them starts there (a NodePool's
+    // limits, which it checks before the pod's topology; a higher-weight NodePool's taint;
+    // the requirements of the node-affinity term it relaxed to), and that reason holds
+    // them back as well. When the per-object findings leave no replica a place, their
+    // reason is the one.
+    let at_topology = (b.first.as_ref()).is_some_and(|(_, f)| f.stage() == Stage::Topology);
     let some_run = w.claimed.is_some_and(|c| c < b.replicas);
-    let explained = w.claimed.is_some_and(|c| c >= b.pending) && !(at_limits && some_run);
+    let explained = w.claimed.is_some_and(|c| c >= b.pending) && (at_topology || !some_run);
     let refused = refused_first(w, b);
     if b.pending == 0 || w.context || !(judged_alone && !explained || refused.is_some()) {
         return None;
