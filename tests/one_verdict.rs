@@ -191,3 +191,35 @@ fn replicas_a_spread_holds_back_are_also_reported_in_the_words_karpenter_starts_
         "{findings:?}"
     );
 }
+
+/// Zone anti-affinity on a pod that requires a zone the cluster does not have: no NodePool
+/// gives it a node, and Karpenter's error for the pool it may use is the anti-affinity
+/// term (`nextDomainAntiAffinity` finds no empty domain among the pod's). The finding says
+/// which zones that pool offers (oracle scenario s20261205-1434).
+#[test]
+fn anti_affinity_in_a_zone_no_pool_offers_names_the_zones_the_pools_offer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: tainted}\nspec:\n  weight: 48\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      taints: [{key: workload, value: batch, effect: NoExecute}]\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64, arm64]}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      nodeSelector: {topology.kubernetes.io/zone: us-east-1d}\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m, memory: 128Mi}}}]\n";
+    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
+    std::fs::write(
+        dir.path().join(".karplint.yaml"),
+        "cluster:\n  zones: [us-east-1a, us-east-1b, us-east-1c]\n",
+    )
+    .expect("write");
+    let root = dir.path().to_str().expect("UTF-8 path");
+    let v = json(&["--format", "json", "--fail-on", "never", root]);
+    let diagnostics = v["diagnostics"].as_array().expect("diagnostics");
+    let affinity = (diagnostics.iter())
+        .find(|d| d["rule"] == "unsatisfiable-pod-affinity")
+        .unwrap_or_else(|| panic!("no pod affinity finding: {diagnostics:?}"));
+    let notes: Vec<&str> = (affinity["related"].as_array().into_iter().flatten())
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "NodePool \"general\" offers topology.kubernetes.io/zone [us-east-1a us-east-1b us-east-1c]"
+        ],
+        "{affinity}"
+    );
+}

@@ -45,6 +45,16 @@ impl Domains {
         self.open |= other.open;
     }
 
+    /// What a NodePool offers, for a note: `[a b c]`, with the values karplint cannot see
+    /// said so.
+    pub fn render_offer(&self) -> String {
+        match (self.open, self.values.is_empty()) {
+            (false, _) => self.render(),
+            (true, true) => "values karplint cannot see (its subnets, its offerings)".to_string(),
+            (true, false) => format!("{} and values karplint cannot see", self.render()),
+        }
+    }
+
     /// `[a b c]`, as Karpenter prints value sets.
     pub fn render(&self) -> String {
         let v: Vec<&str> = self.values.iter().map(String::as_str).collect();
@@ -63,25 +73,10 @@ fn from_outside(key: &str) -> bool {
     )
 }
 
-/// The domains one NodePool offers for `key` (already normalised). `pod_req` narrows them
-/// to what the pod's own selector allows (`nodeAffinityPolicy: Honor`, the default).
-pub fn pool_domains(pool: &super::pool::Pool, key: &str, pod_req: Option<&Requirement>) -> Domains {
-    let mut d = Domains::default();
-    if key == LABEL_HOSTNAME {
-        d.open = true;
-        return d;
-    }
-    let mut values = BTreeSet::new();
-    d.open = add_pool_domains(pool, key, None, &mut values);
-    d.values = values.into_iter().map(Cow::into_owned).collect();
-    narrow(d, pod_req)
-}
-
 /// The values one NodePool offers for `key` (normalised, not the hostname), added to
 /// `values` without copying those the pool's requirements hold; whether more may exist.
 /// `offered` are the values its types' offerings have for the key, when karplint knows
-/// them (the cluster's zones, the capacity types). [`pool_domains`] before narrowing, for
-/// unions over many pools.
+/// them (the cluster's zones, the capacity types); for unions over many pools.
 fn add_pool_domains<'p>(
     pool: &'p super::pool::Pool,
     key: &str,
@@ -159,7 +154,7 @@ pub fn no_domains_for_sure(sim: &Simulator, index: &Index, key: &str) -> bool {
     })
 }
 
-/// The union of [`pool_domains`] over `pools`, unnarrowed, copying each value once.
+/// The union of the domains `pools` offer for `key`, unnarrowed, copying each value once.
 fn union_of_pools(sim: &Simulator, key: &str, pools: &[usize]) -> Domains {
     let mut d = Domains::default();
     if key == LABEL_HOSTNAME {
@@ -176,6 +171,12 @@ fn union_of_pools(sim: &Simulator, key: &str, pools: &[usize]) -> Domains {
             d.values = values.into_iter().map(Cow::into_owned).collect();
             d
         })
+}
+
+/// The domains NodePool `pool` offers for `key`, its instance types' offerings included
+/// (the cluster's zones, the capacity types).
+pub fn offered_by(sim: &Simulator, key: &str, pool: usize) -> Domains {
+    union_of_pools(sim, normalize_key(key), &[pool])
 }
 
 /// How a pod template relates to each NodePool, ignoring resources and limits.

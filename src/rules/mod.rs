@@ -415,20 +415,22 @@ pub(crate) fn check_run(cx: &Context, workloads: &Workloads, per_object: Finding
     all
 }
 
-/// A related note naming the values of `key` a NodePool offers, on the requirement that
-/// defines them.
+/// A related note naming the values of `key` NodePool `pool` offers, on the requirement
+/// that defines them.
 pub(crate) fn offers_note(
     f: crate::diagnostic::Finding,
-    p: &crate::karpenter::pool::Pool,
+    sim: &crate::karpenter::sim::Simulator,
+    pool: usize,
     key: &str,
 ) -> crate::diagnostic::Finding {
+    let p = &sim.pools[pool];
     f.related(
         p.obj,
         p.requirement_span(key),
         format!(
             "NodePool \"{}\" offers {key} {}",
             p.name,
-            crate::karpenter::topology::pool_domains(p, key, None).render()
+            crate::karpenter::topology::offered_by(sim, key, pool).render_offer()
         ),
     )
 }

@@ -87,11 +87,14 @@ impl Rule for UnsatisfiablePodAffinity {
                 if replicas <= n as i64 {
                     continue;
                 }
+                let offer = match n {
+                    0 => format!("no NodePool this pod can use offers a {key} domain its node selection allows"),
+                    _ => format!("the NodePools this pod can use offer {n} {key} domain(s) {}", d.render()),
+                };
                 let mut f = META.finding(obj,
                     key_span,
                     format!(
-                        "{karpenter}: {replicas} replicas repel each other but the NodePools this pod can use offer {n} {key} domain(s) {}, so {} replicas stay Pending",
-                        d.render(),
+                        "{karpenter}: {replicas} replicas repel each other but {offer}, so {} replicas stay Pending",
                         replicas - n as i64
                     ),
                 )
@@ -99,9 +102,11 @@ impl Rule for UnsatisfiablePodAffinity {
                 .help(format!(
                     "use `topologyKey: kubernetes.io/hostname` (one pod per node), make this term `preferredDuringSchedulingIgnoredDuringExecution`, or replace it with a `topologySpreadConstraints` entry on {key} with `maxSkew: 1`"
                 ));
-                for &i in &hosting {
-                    let p = &sim.pools[i];
-                    f = super::offers_note(f, p, key);
+                // No pool gives the pod a node (it asks for a domain none offers): the
+                // pools it can use say what they offer.
+                let named = if hosting.is_empty() { &reach.tolerated } else { &hosting };
+                for &i in named {
+                    f = super::offers_note(f, sim, i, key);
                 }
                 out.settle(f, obj, usize::try_from(replicas - n as i64).ok());
             } else if self_selecting && key == topology::LABEL_HOSTNAME {

@@ -191,10 +191,14 @@ impl Spread<'_, '_, '_> {
         } else {
             "remove `nodeAffinityPolicy: Ignore` (the default `Honor` counts only domains the pod can use)".to_string()
         });
+        // The pools the pod can use, and the domains they hold the replicas in.
+        for &i in &self.reach.tolerated {
+            f = super::offers_note(f, self.sim, i, key);
+        }
         for &i in counted_pools {
             let p = &self.sim.pools[i];
-            let d = topology::pool_domains(p, key, None);
-            if d.values.iter().any(|v| extra.contains(&v)) {
+            let d = topology::offered_by(self.sim, key, i);
+            if !self.reach.tolerated.contains(&i) && d.values.iter().any(|v| extra.contains(&v)) {
                 let span = p.requirement_span(key);
                 f = f.related(
                     p.obj,
@@ -202,7 +206,7 @@ impl Spread<'_, '_, '_> {
                     format!(
                         "NodePool \"{}\" offers {key} {} but this pod cannot use it",
                         p.name,
-                        d.render()
+                        d.render_offer()
                     ),
                 );
             }
@@ -248,8 +252,7 @@ fn min_domains(
         "lower `minDomains` to {n} or less, or allow more {key} values in the NodePools this workload uses"
     ));
     for &i in &reach.tolerated {
-        let p = &sim.pools[i];
-        f = super::offers_note(f, p, key);
+        f = super::offers_note(f, sim, i, key);
     }
     Some(f)
 }

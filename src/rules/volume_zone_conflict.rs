@@ -75,8 +75,7 @@ impl Rule for VolumeZoneConflict {
             ))
             .related(holder, zone_span, format!("{what} pins the volume to [{}]", vz.join(" ")));
             for &i in &reach.tolerated {
-                let p = &sim.pools[i];
-                f = super::offers_note(f, p, LABEL_ZONE);
+                f = super::offers_note(f, sim, i, LABEL_ZONE);
             }
             out.push(f);
         }
