@@ -223,3 +223,34 @@ fn anti_affinity_in_a_zone_no_pool_offers_names_the_zones_the_pools_offer() {
         "{affinity}"
     );
 }
+
+/// The notes on what each NodePool offers name five pools, and one more note counts the
+/// rest: a fleet of pools must not make every topology finding a page long.
+#[test]
+fn the_notes_on_what_pools_offer_are_capped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut yaml = String::new();
+    for i in 0..8 {
+        yaml.push_str(&format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: pool-{i}}}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements: [{{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]}}]\n---\n"
+        ));
+    }
+    yaml.push_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m, memory: 128Mi}}}]\n");
+    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
+    let root = dir.path().to_str().expect("UTF-8 path");
+    let v = json(&["--format", "json", "--fail-on", "never", root]);
+    let diagnostics = v["diagnostics"].as_array().expect("diagnostics");
+    let affinity = (diagnostics.iter())
+        .find(|d| d["rule"] == "unsatisfiable-pod-affinity")
+        .unwrap_or_else(|| panic!("no pod affinity finding: {diagnostics:?}"));
+    let notes: Vec<&str> = (affinity["related"].as_array().into_iter().flatten())
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert_eq!(notes.len(), 6, "{notes:?}");
+    assert!(
+        notes[..5].iter().all(|n| n.starts_with("NodePool \"pool-")
+            && n.ends_with("\" offers topology.kubernetes.io/zone [us-east-1a]")),
+        "{notes:?}"
+    );
+    assert_eq!(notes[5], "and 3 more NodePool(s) this pod can use");
+}

@@ -415,22 +415,32 @@ pub(crate) fn check_run(cx: &Context, workloads: &Workloads, per_object: Finding
     all
 }
 
-/// A related note naming the values of `key` NodePool `pool` offers, on the requirement
-/// that defines them.
-pub(crate) fn offers_note(
+/// How many NodePools the notes on what each offers name, before one note counts the rest.
+const OFFERS_NOTES: usize = 5;
+
+/// Related notes naming the values of `key` each of `pools` offers, on the requirement that
+/// defines them; past [`OFFERS_NOTES`], one note says how many more.
+pub(crate) fn offers_notes(
     f: crate::diagnostic::Finding,
     sim: &crate::karpenter::sim::Simulator,
-    pool: usize,
+    pools: &[usize],
     key: &str,
 ) -> crate::diagnostic::Finding {
-    let p = &sim.pools[pool];
-    f.related(
-        p.obj,
-        p.requirement_span(key),
-        format!(
-            "NodePool \"{}\" offers {key} {}",
-            p.name,
-            crate::karpenter::topology::offered_by(sim, key, pool).render_offer()
-        ),
+    f.related_capped(
+        pools,
+        OFFERS_NOTES,
+        |&i| {
+            let p = &sim.pools[i];
+            crate::diagnostic::Related::on(
+                p.obj,
+                p.requirement_span(key),
+                format!(
+                    "NodePool \"{}\" offers {key} {}",
+                    p.name,
+                    crate::karpenter::topology::offered_by(sim, key, i).render_offer()
+                ),
+            )
+        },
+        |n| format!("and {n} more NodePool(s) this pod can use"),
     )
 }

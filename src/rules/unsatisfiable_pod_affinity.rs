@@ -91,7 +91,7 @@ impl Rule for UnsatisfiablePodAffinity {
                     0 => format!("no NodePool this pod can use offers a {key} domain its node selection allows"),
                     _ => format!("the NodePools this pod can use offer {n} {key} domain(s) {}", d.render()),
                 };
-                let mut f = META.finding(obj,
+                let f = META.finding(obj,
                     key_span,
                     format!(
                         "{karpenter}: {replicas} replicas repel each other but {offer}, so {} replicas stay Pending",
@@ -105,9 +105,7 @@ impl Rule for UnsatisfiablePodAffinity {
                 // No pool gives the pod a node (it asks for a domain none offers): the
                 // pools it can use say what they offer.
                 let named = if hosting.is_empty() { &reach.tolerated } else { &hosting };
-                for &i in named {
-                    f = super::offers_note(f, sim, i, key);
-                }
+                let f = super::offers_notes(f, sim, named, key);
                 out.settle(f, obj, usize::try_from(replicas - n as i64).ok());
             } else if self_selecting && key == topology::LABEL_HOSTNAME {
                 if let Some((f, pending)) = first_node_overflow(o, sim, spec, key_span, &karpenter) {

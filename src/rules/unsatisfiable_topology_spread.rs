@@ -192,13 +192,11 @@ impl Spread<'_, '_, '_> {
             "remove `nodeAffinityPolicy: Ignore` (the default `Honor` counts only domains the pod can use)".to_string()
         });
         // The pools the pod can use, and the domains they hold the replicas in.
-        for &i in &self.reach.tolerated {
-            f = super::offers_note(f, self.sim, i, key);
-        }
+        f = super::offers_notes(f, self.sim, &self.reach.tolerated, key);
         for &i in counted_pools {
             let p = &self.sim.pools[i];
             let d = topology::offered_by(self.sim, key, i);
-            if !self.reach.tolerated.contains(&i) && d.values.iter().any(|v| extra.contains(&v)) {
+            if d.values.iter().any(|v| extra.contains(&v)) {
                 let span = p.requirement_span(key);
                 f = f.related(
                     p.obj,
@@ -238,7 +236,7 @@ fn min_domains(
         return None;
     }
     let key = normalize_key(&c.topology_key.value);
-    let mut f = META.finding(obj,
+    let f = META.finding(obj,
         obj.span(min),
         format!(
             "{karpenter}: minDomains is {} but the NodePools this pod can use offer {n} ({}): at most maxSkew {skew} pod(s) go in each and {capacity} of {replicas} replicas schedule, so {} replicas stay Pending",
@@ -251,8 +249,5 @@ fn min_domains(
     .help(format!(
         "lower `minDomains` to {n} or less, or allow more {key} values in the NodePools this workload uses"
     ));
-    for &i in &reach.tolerated {
-        f = super::offers_note(f, sim, i, key);
-    }
-    Some(f)
+    Some(super::offers_notes(f, sim, &reach.tolerated, key))
 }

@@ -59,7 +59,7 @@ impl Rule for VolumeZoneConflict {
             } else {
                 format!("StorageClass \"{}\"", holder.name())
             };
-            let mut f = META.finding(obj,
+            let f = META.finding(obj,
                 v.span,
                 format!(
                     "incompatible volume requirements, key {LABEL_ZONE}, {LABEL_ZONE} In [{}] not in {LABEL_ZONE} In {}",
@@ -74,10 +74,7 @@ impl Rule for VolumeZoneConflict {
                 pod_zones.render()
             ))
             .related(holder, zone_span, format!("{what} pins the volume to [{}]", vz.join(" ")));
-            for &i in &reach.tolerated {
-                f = super::offers_note(f, sim, i, LABEL_ZONE);
-            }
-            out.push(f);
+            out.push(super::offers_notes(f, sim, &reach.tolerated, LABEL_ZONE));
         }
     }
 
