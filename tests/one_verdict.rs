@@ -61,6 +61,30 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// The diagnostics of the lint's JSON report on a tree of one file, `yaml`, with
+/// `cluster.zones` set to `zones` in its config when any are given.
+fn lint_tree(yaml: &str, zones: &[&str]) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
+    if !zones.is_empty() {
+        let config = format!("cluster:\n  zones: [{}]\n", zones.join(", "));
+        std::fs::write(dir.path().join(".karplint.yaml"), config).expect("write");
+    }
+    let root = dir.path().to_str().expect("UTF-8 path");
+    let v = json(&["--format", "json", "--fail-on", "never", root]);
+    v["diagnostics"].as_array().cloned().unwrap_or_default()
+}
+
+/// Each diagnostic's rule and message.
+fn rules_and_messages(diagnostics: &[serde_json::Value]) -> Vec<(String, String)> {
+    (diagnostics.iter())
+        .map(|d| {
+            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
+            (text("rule"), text("message"))
+        })
+        .collect()
+}
+
 #[test]
 fn lint_and_plan_name_the_same_pending_workloads_on_every_fixture() {
     let mut files = Vec::new();
@@ -105,7 +129,6 @@ fn lint_and_plan_name_the_same_pending_workloads_on_every_fixture() {
 /// finding on the zone no instance type offers.
 #[test]
 fn a_spread_is_counted_before_the_offerings_of_the_pool_it_was_meant_for() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let pool = |name: &str, requirement: &str| {
         format!(
             "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements: [{requirement}]\n---\n"
@@ -123,20 +146,7 @@ fn a_spread_is_counted_before_the_offerings_of_the_pool_it_was_meant_for() {
         ),
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      nodeSelector: {topology.kubernetes.io/zone: us-east-1c}\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m}}}]\n"
     );
-    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
-    std::fs::write(
-        dir.path().join(".karplint.yaml"),
-        "cluster:\n  zones: [us-east-1a, us-east-1b]\n",
-    )
-    .expect("write");
-    let root = dir.path().to_str().expect("UTF-8 path");
-    let v = json(&["--format", "json", "--fail-on", "never", root]);
-    let findings: Vec<(String, String)> = (v["diagnostics"].as_array().into_iter().flatten())
-        .map(|d| {
-            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
-            (text("rule"), text("message"))
-        })
-        .collect();
+    let findings = rules_and_messages(&lint_tree(&yaml, &["us-east-1a", "us-east-1b"]));
     let spread = (findings.iter())
         .find(|(rule, _)| rule == "unsatisfiable-topology-spread")
         .unwrap_or_else(|| panic!("no spread finding: {findings:?}"));
@@ -160,22 +170,8 @@ fn a_spread_is_counted_before_the_offerings_of_the_pool_it_was_meant_for() {
 /// (oracle scenario s20261205-5730).
 #[test]
 fn replicas_a_spread_holds_back_are_also_reported_in_the_words_karpenter_starts_with() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: tainted}\nspec:\n  weight: 100\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]\n      taints: [{key: dedicated, value: blue, effect: NoSchedule}]\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: zoned}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}]}]\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m}}}]\n";
-    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
-    std::fs::write(
-        dir.path().join(".karplint.yaml"),
-        "cluster:\n  zones: [us-east-1a, us-east-1b]\n",
-    )
-    .expect("write");
-    let root = dir.path().to_str().expect("UTF-8 path");
-    let v = json(&["--format", "json", "--fail-on", "never", root]);
-    let findings: Vec<(String, String)> = (v["diagnostics"].as_array().into_iter().flatten())
-        .map(|d| {
-            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
-            (text("rule"), text("message"))
-        })
-        .collect();
+    let findings = rules_and_messages(&lint_tree(yaml, &["us-east-1a", "us-east-1b"]));
     assert!(
         (findings.iter()).any(|(rule, message)| rule == "unsatisfiable-topology-spread"
             && message.ends_with(
@@ -198,17 +194,8 @@ fn replicas_a_spread_holds_back_are_also_reported_in_the_words_karpenter_starts_
 /// which zones that pool offers (oracle scenario s20261205-1434).
 #[test]
 fn anti_affinity_in_a_zone_no_pool_offers_names_the_zones_the_pools_offer() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: tainted}\nspec:\n  weight: 48\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      taints: [{key: workload, value: batch, effect: NoExecute}]\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64, arm64]}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      nodeSelector: {topology.kubernetes.io/zone: us-east-1d}\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m, memory: 128Mi}}}]\n";
-    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
-    std::fs::write(
-        dir.path().join(".karplint.yaml"),
-        "cluster:\n  zones: [us-east-1a, us-east-1b, us-east-1c]\n",
-    )
-    .expect("write");
-    let root = dir.path().to_str().expect("UTF-8 path");
-    let v = json(&["--format", "json", "--fail-on", "never", root]);
-    let diagnostics = v["diagnostics"].as_array().expect("diagnostics");
+    let diagnostics = lint_tree(yaml, &["us-east-1a", "us-east-1b", "us-east-1c"]);
     let affinity = (diagnostics.iter())
         .find(|d| d["rule"] == "unsatisfiable-pod-affinity")
         .unwrap_or_else(|| panic!("no pod affinity finding: {diagnostics:?}"));
@@ -228,7 +215,6 @@ fn anti_affinity_in_a_zone_no_pool_offers_names_the_zones_the_pools_offer() {
 /// rest: a fleet of pools must not make every topology finding a page long.
 #[test]
 fn the_notes_on_what_pools_offer_are_capped() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let mut yaml = String::new();
     for i in 0..8 {
         yaml.push_str(&format!(
@@ -236,10 +222,7 @@ fn the_notes_on_what_pools_offer_are_capped() {
         ));
     }
     yaml.push_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {app: web}}}]\n      containers: [{name: web, image: x, resources: {requests: {cpu: 250m, memory: 128Mi}}}]\n");
-    std::fs::write(dir.path().join("tree.yaml"), yaml).expect("write");
-    let root = dir.path().to_str().expect("UTF-8 path");
-    let v = json(&["--format", "json", "--fail-on", "never", root]);
-    let diagnostics = v["diagnostics"].as_array().expect("diagnostics");
+    let diagnostics = lint_tree(&yaml, &[]);
     let affinity = (diagnostics.iter())
         .find(|d| d["rule"] == "unsatisfiable-pod-affinity")
         .unwrap_or_else(|| panic!("no pod affinity finding: {diagnostics:?}"));
