@@ -107,12 +107,12 @@ pub struct LintArgs {
     #[arg(long, value_enum, value_name = "WHEN", global = true)]
     pub kustomize: Option<crate::kustomize::Mode>,
     /// Render kustomizations with this kustomize (or kubectl) binary instead of looking on
-    /// PATH [default: kustomizeBin from the config]
+    /// PATH [default: kustomize.bin or kustomizeBin from the config]
     #[arg(long, value_name = "PATH", global = true)]
     pub kustomize_bin: Option<PathBuf>,
     /// Stop rendering kustomizations after this many seconds for the whole run; roots not
     /// rendered by then are linted as written and the run exits 2 [default: 300, or
-    /// kustomizeTimeout from the config]
+    /// kustomize.timeout or kustomizeTimeout from the config]
     #[arg(long, value_name = "SECONDS", global = true)]
     pub kustomize_timeout: Option<u64>,
     /// Keep rendered kustomizations in this directory between runs [default: the user's

@@ -210,12 +210,59 @@ struct RawConfig {
     fail_on: Option<Spanned<String>>,
     require_node_pools: Option<bool>,
     cluster: Option<RawCluster>,
-    kustomize: Option<Spanned<String>>,
+    kustomize: Option<Spanned<RawKustomize>>,
     kustomize_bin: Option<String>,
     kustomize_timeout: Option<u64>,
     kustomize_roots: Vec<String>,
     karpenter: Option<RawKarpenter>,
     clusters: Vec<RawClusterEntry>,
+}
+
+/// `kustomize:`: a mode (`kustomize: off`), or a section whose keys are the same settings as
+/// the top-level `kustomizeBin`, `kustomizeTimeout` and `kustomizeRoots`
+/// (`kustomize: {mode: auto, roots: [labs/base]}`).
+#[derive(Debug)]
+enum RawKustomize {
+    Mode(String),
+    Section(RawKustomizeSection),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct RawKustomizeSection {
+    mode: Option<Spanned<String>>,
+    bin: Option<String>,
+    timeout: Option<u64>,
+    roots: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for RawKustomize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawKustomize;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a mode (auto, always or off) or a map of mode, bin, timeout and roots")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawKustomize, E> {
+                Ok(RawKustomize::Mode(v.to_string()))
+            }
+            // What a YAML 1.1 reader makes of an unquoted `off`.
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RawKustomize, E> {
+                Ok(RawKustomize::Mode(
+                    if v { "true" } else { "off" }.to_string(),
+                ))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<RawKustomize, A::Error> {
+                RawKustomizeSection::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(RawKustomize::Section)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -419,17 +466,7 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
     let base = config_dir(path);
     let rules = validate_rules(&src, &raw.rules, known_rules)?;
     let fail_on = validate_fail_on(&src, raw.fail_on.as_ref())?;
-    let kustomize = match &raw.kustomize {
-        None => None,
-        Some(k) => Some(k.value.parse().map_err(|message| {
-            src.invalid(
-                span_of(k),
-                message,
-                "invalid mode",
-                Some(one_of(&k.value, &["auto", "always", "off"])),
-            )
-        })?),
-    };
+    let kustomize = validate_kustomize(&src, &raw, &base)?;
     let cluster = match raw.cluster {
         None => None,
         Some(c) => Some(validate_cluster(&src, c, &base)?),
@@ -457,14 +494,94 @@ pub fn parse(path: &Path, text: &str, known_rules: &[&str]) -> Result<Config, Bo
         fail_on,
         require_node_pools: raw.require_node_pools,
         cluster,
-        kustomize,
-        kustomize_bin: raw.kustomize_bin.map(|p| base.join(p)),
-        kustomize_timeout: raw.kustomize_timeout,
-        kustomize_roots: raw.kustomize_roots.iter().map(|p| base.join(p)).collect(),
+        kustomize: kustomize.mode,
+        kustomize_bin: kustomize.bin,
+        kustomize_timeout: kustomize.timeout,
+        kustomize_roots: kustomize.roots,
         karpenter_version,
         node_overlay,
         clusters,
     })
+}
+
+/// `kustomize:` (a mode or a section) with the top-level `kustomizeBin`, `kustomizeTimeout`
+/// and `kustomizeRoots`; a setting given both ways is an error, as any ambiguity here is.
+fn validate_kustomize(
+    src: &ConfigSource,
+    raw: &RawConfig,
+    base: &Path,
+) -> Result<KustomizeSettings, Box<ConfigError>> {
+    let empty = RawKustomizeSection::default();
+    let (mode, section) = match &raw.kustomize {
+        None => (None, &empty),
+        Some(k) => match &k.value {
+            RawKustomize::Mode(m) => (Some((m.as_str(), span_of(k))), &empty),
+            RawKustomize::Section(s) => {
+                (s.mode.as_ref().map(|m| (m.value.as_str(), span_of(m))), s)
+            }
+        },
+    };
+    let mode = match mode {
+        None => None,
+        Some((m, span)) => Some(m.parse().map_err(|message| {
+            src.invalid(
+                span,
+                message,
+                "invalid mode",
+                Some(one_of(m, &["auto", "always", "off"])),
+            )
+        })?),
+    };
+    let twice = [
+        (
+            "bin",
+            "kustomizeBin",
+            section.bin.is_some() && raw.kustomize_bin.is_some(),
+        ),
+        (
+            "timeout",
+            "kustomizeTimeout",
+            section.timeout.is_some() && raw.kustomize_timeout.is_some(),
+        ),
+        (
+            "roots",
+            "kustomizeRoots",
+            !section.roots.is_empty() && !raw.kustomize_roots.is_empty(),
+        ),
+    ];
+    if let (Some(k), Some((key, top, _))) = (&raw.kustomize, twice.iter().find(|t| t.2)) {
+        return Err(src.invalid(
+            span_of(k),
+            format!("`kustomize.{key}` and `{top}` are both given"),
+            "kustomize section",
+            Some(format!(
+                "keep one of them: `kustomize.{key}` or the top-level `{top}`"
+            )),
+        ));
+    }
+    Ok(KustomizeSettings {
+        mode,
+        bin: section
+            .bin
+            .as_ref()
+            .or(raw.kustomize_bin.as_ref())
+            .map(|p| base.join(p)),
+        timeout: section.timeout.or(raw.kustomize_timeout),
+        roots: section
+            .roots
+            .iter()
+            .chain(&raw.kustomize_roots)
+            .map(|p| base.join(p))
+            .collect(),
+    })
+}
+
+/// What `kustomize:` and the top-level `kustomize*` keys set together.
+struct KustomizeSettings {
+    mode: Option<crate::kustomize::Mode>,
+    bin: Option<PathBuf>,
+    timeout: Option<u64>,
+    roots: Vec<PathBuf>,
 }
 
 /// `clusters:`: each name given once, each entry with a path, and no `instanceTypes` of its
@@ -940,6 +1057,32 @@ mod tests {
         let (message, offset) = err_text("kustomize: sometimes\n");
         assert!(message.contains("auto, always or off"), "{message}");
         assert_eq!(offset, "kustomize: ".len());
+    }
+
+    #[test]
+    fn kustomize_as_a_section() {
+        let text = "kustomize:\n  mode: always\n  bin: tools/kustomize\n  timeout: 60\n  roots: [labs/base]\n";
+        let c = parse(Path::new("k/.karplint.yaml"), text, KNOWN).unwrap();
+        assert_eq!(c.kustomize, Some(crate::kustomize::Mode::Always));
+        assert_eq!(c.kustomize_bin, Some(PathBuf::from("k/tools/kustomize")));
+        assert_eq!(c.kustomize_timeout, Some(60));
+        assert_eq!(c.kustomize_roots, vec![PathBuf::from("k/labs/base")]);
+        // The top-level keys still say the same, and a section without a mode sets none.
+        let text = "kustomize: {roots: [a]}\nkustomizeTimeout: 5\n";
+        let c = parse(Path::new(".karplint.yaml"), text, KNOWN).unwrap();
+        assert_eq!(c.kustomize, None);
+        assert_eq!(c.kustomize_timeout, Some(5));
+        assert_eq!(c.kustomize_roots, vec![PathBuf::from("./a")]);
+        let (message, offset) = err_text("kustomize:\n  mode: sometimes\n");
+        assert!(message.contains("auto, always or off"), "{message}");
+        assert_eq!(offset, "kustomize:\n  mode: ".len());
+        let (message, _) = err_text("kustomize: {roots: [a]}\nkustomizeRoots: [b]\n");
+        assert!(
+            message.contains("`kustomize.roots` and `kustomizeRoots`"),
+            "{message}"
+        );
+        let (message, _) = err_text("kustomize: {root: [a]}\n");
+        assert!(message.contains("root"), "{message}");
     }
 
     #[test]

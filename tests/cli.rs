@@ -701,7 +701,7 @@ fn kustomize_renders_overlays_and_maps_findings_to_their_files() {
 /// the overlay adds) is reported on the overlay's kustomization file, at its `patches:`,
 /// with the object it was rendered from as a related place: never on the rendered text,
 /// which GitHub annotations and code scanning cannot place. The base, linted only through
-/// the overlay, is named in a note, and `kustomizeRoots` renders it as a root of its own.
+/// the overlay, is named in a note, and `kustomize.roots` renders it as a root of its own.
 #[test]
 fn a_finding_no_file_holds_as_rendered_stands_on_the_kustomization() {
     if !render_tool_present() {
@@ -731,13 +731,13 @@ fn a_finding_no_file_holds_as_rendered_stands_on_the_kustomization() {
         notes.contains("1 kustomization(s) are linted only as the kustomizations that include them render them: base;"),
         "{notes}"
     );
-    // `kustomizeRoots` renders it as a root of its own.
+    // `kustomize.roots` renders it as a root of its own.
     let config = tempfile::tempdir().expect("tempdir");
     let base = std::fs::canonicalize("tests/data/kustomize-inline-patch/base").expect("base");
     let file = config.path().join(".karplint.yaml");
     std::fs::write(
         &file,
-        format!("kustomizeRoots: [{:?}]\n", base.display().to_string()),
+        format!("kustomize:\n  roots: [{:?}]\n", base.display().to_string()),
     )
     .expect("write");
     let out = karplint()

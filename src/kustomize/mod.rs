@@ -584,7 +584,7 @@ impl Plan {
             return;
         }
         self.notes.push(format!(
-            "{} kustomization(s) are linted only as the kustomizations that include them render them: {}; a base that is also applied on its own (a lab, a sandbox) is not linted as such: list its directory under `kustomizeRoots:` in .karplint.yaml",
+            "{} kustomization(s) are linted only as the kustomizations that include them render them: {}; a base that is also applied on its own (a lab, a sandbox) is not linted as such: list its directory under `kustomize: {{roots: [...]}}` in .karplint.yaml",
             bases.len(),
             crate::discover::first_names(&bases, 5)
         ));
