@@ -844,17 +844,20 @@ impl<'a, 'c> Pool<'a, 'c> {
     /// requirement that fails alone or a pair that fails together is the cause.
     pub fn exclusion(&self, requirements: &Requirements) -> Option<Exclusion> {
         let rows = &self.type_requirements.requirements;
-        let met = |reqs: &Requirements| (0..rows.len()).any(|i| rows.row(i).intersects_ok(reqs));
-        let of =
-            |rs: &[&Requirement]| -> Requirements { rs.iter().map(|r| (*r).clone()).collect() };
-        let all: Vec<&Requirement> = requirements.iter().collect();
-        if let Some(r) = all.iter().find(|r| !met(&of(&[r]))) {
+        // The keys of `requirements` are distinct, so the types that meet two of them
+        // together are those that meet each ([`TypeRows::meeting`]): one column per
+        // requirement answers every pair.
+        let meeting: Vec<(&Requirement, Vec<bool>)> = (requirements.iter())
+            .map(|r| (r, rows.meeting(r)))
+            .collect();
+        if let Some((r, _)) = meeting.iter().find(|(_, m)| !m.contains(&true)) {
             return Some(Exclusion::Alone((*r).clone()));
         }
-        all.iter().enumerate().find_map(|(i, a)| {
-            (all[i + 1..].iter())
-                .find(|b| !met(&of(&[a, b])))
-                .map(|b| Exclusion::Pair((*a).clone(), (*b).clone()))
+        let together = |a: &[bool], b: &[bool]| a.iter().zip(b).any(|(x, y)| *x && *y);
+        meeting.iter().enumerate().find_map(|(i, (a, met_a))| {
+            (meeting[i + 1..].iter())
+                .find(|(_, met_b)| !together(met_a, met_b))
+                .map(|(b, _)| Exclusion::Pair((*a).clone(), (*b).clone()))
         })
     }
 

@@ -1084,6 +1084,20 @@ impl TypeRows {
         self.rows
     }
 
+    /// For each row, whether it meets `r` alone ([`TypeRow::intersects_ok`] of `r`). A row
+    /// meets requirements key by key, so the rows that meet several requirements on distinct
+    /// keys are those that meet each.
+    pub fn meeting(&self, r: &Requirement) -> Vec<bool> {
+        let key = normalize_key(&r.key);
+        match self.keys.binary_search_by(|k| k.as_str().cmp(key)) {
+            Ok(k) => (0..self.rows)
+                .map(|i| !self.values[i * self.keys.len() + k].conflicts(r))
+                .collect(),
+            // A key the table does not hold is unconstrained on every row.
+            Err(_) => vec![true; self.rows],
+        }
+    }
+
     /// Whether some row has a requirement on `key` (normalised).
     pub fn has_key(&self, key: &str) -> bool {
         self.keys.binary_search_by(|k| k.as_str().cmp(key)).is_ok()

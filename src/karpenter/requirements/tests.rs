@@ -625,6 +625,39 @@ proptest! {
         }
     }
 
+    /// [`TypeRows::meeting`] of each requirement answers, for one requirement and for
+    /// every pair, as the rows' `intersects_ok` of the requirements built together does
+    /// (what `Pool::exclusion` relies on).
+    #[test]
+    fn rows_meeting_each_requirement_answer_every_pair(
+        rows in proptest::collection::vec(
+            proptest::collection::btree_map(
+                prop_oneof![Just(ZONE), Just(ARCH), Just(TEAM), Just(KEY)],
+                proptest::option::of(proptest::sample::select(UNIVERSE)),
+                0..4,
+            ),
+            0..5,
+        ),
+        pod in arb_requirements(),
+    ) {
+        let table = TypeRows::from_labels(rows.iter().map(|r| r.iter().map(|(k, v)| (*k, *v)).collect()).collect());
+        let all: Vec<&Requirement> = pod.iter().collect();
+        let met = |rs: &[&Requirement]| {
+            let reqs: Requirements = rs.iter().map(|r| (*r).clone()).collect();
+            (0..table.len()).any(|i| table.row(i).intersects_ok(&reqs))
+        };
+        for (i, a) in all.iter().enumerate() {
+            let met_a = table.meeting(a);
+            prop_assert_eq!(met_a.len(), table.len());
+            prop_assert_eq!(met_a.contains(&true), met(&[a]), "{}", a);
+            for b in &all[i + 1..] {
+                let met_b = table.meeting(b);
+                let together = met_a.iter().zip(&met_b).any(|(x, y)| *x && *y);
+                prop_assert_eq!(together, met(&[a, b]), "{} and {}", a, b);
+            }
+        }
+    }
+
     #[test]
     fn intersection_is_commutative(a in arb_composite(), b in arb_composite()) {
         let ab = a.intersection(&b);
