@@ -14,10 +14,14 @@
 //! looked into. A document the event
 //! parser rejects yields nothing: serde-saphyr's verdict on it stands.
 
+mod block;
+
 use crate::model::UnknownField;
 use crate::model::de::Str;
+use block::Ev;
 use granit_parser::{Event, Parser, StrInput};
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// The generated schemas (see `data/schemas/README.md`).
@@ -269,9 +273,15 @@ pub fn unknown_fields(
             Expect::Route(&route)
         }
     };
+    // A document in plain block style is read line by line (`block`), any other by the
+    // event parser.
+    let source = match block::events(text) {
+        Some(events) => Source::Block(events.into_iter()),
+        None => Source::Parser(Box::new(Parser::new(StrInput::new(text)))),
+    };
     let mut w = Walker {
         s,
-        parser: Parser::new(StrInput::new(text)),
+        source,
         path: Vec::new(),
         types: Vec::new(),
         template: 0,
@@ -284,9 +294,38 @@ pub fn unknown_fields(
     }
 }
 
+/// Where the walk reads its events.
+enum Source<'a> {
+    Parser(Box<Parser<'a, StrInput<'a>>>),
+    Block(std::vec::IntoIter<Ev<'a>>),
+}
+
+impl<'a> Source<'a> {
+    /// The next event; `None` when the event parser failed.
+    fn next(&mut self) -> Option<Ev<'a>> {
+        match self {
+            Source::Block(events) => events.next(),
+            Source::Parser(parser) => loop {
+                let (event, span) = parser.next_event()?.ok()?;
+                return Some(match event {
+                    Event::Comment(..) | Event::Anchor(..) => continue,
+                    Event::StreamStart | Event::DocumentStart(..) => continue,
+                    Event::StreamEnd | Event::DocumentEnd => Ev::End,
+                    Event::MappingStart(..) => Ev::MapStart,
+                    Event::MappingEnd => Ev::MapEnd,
+                    Event::SequenceStart(..) => Ev::SeqStart,
+                    Event::SequenceEnd => Ev::SeqEnd,
+                    Event::Scalar(value, ..) => Ev::Scalar(value, span.byte_range()),
+                    _ => Ev::Other,
+                });
+            },
+        }
+    }
+}
+
 struct Walker<'a> {
     s: &'static Schemas,
-    parser: Parser<'a, StrInput<'a>>,
+    source: Source<'a>,
     /// The path to the node being read.
     path: Vec<Step<'a>>,
     /// The object types around the node being read, innermost last, with the length of
@@ -300,62 +339,50 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    fn next(&mut self) -> Result<(Event<'a>, granit_parser::Span), Stop> {
-        loop {
-            match self.parser.next_event() {
-                Some(Ok((Event::Comment(..) | Event::Anchor(..), _))) => continue,
-                Some(Ok(e)) => return Ok(e),
-                _ => return Err(Stop),
-            }
-        }
+    fn next(&mut self) -> Result<Ev<'a>, Stop> {
+        self.source.next().ok_or(Stop)
     }
 
     fn document<'r>(&mut self, expect: Expect<'r>) -> Result<(), Stop> {
-        loop {
-            match self.next()?.0 {
-                Event::StreamStart | Event::DocumentStart(..) => {}
-                Event::StreamEnd | Event::DocumentEnd => return Ok(()),
-                e => return self.node(e, expect),
-            }
+        match self.next()? {
+            Ev::End => Ok(()),
+            e => self.node(e, expect),
         }
     }
 
     /// Reads the node that starts with `first`.
-    fn node<'r>(&mut self, first: Event<'a>, expect: Expect<'r>) -> Result<(), Stop> {
+    fn node<'r>(&mut self, first: Ev<'a>, expect: Expect<'r>) -> Result<(), Stop> {
         match (first, expect) {
-            (Event::MappingStart(..), Expect::Ref(Ref::Type(t))) => {
+            (Ev::MapStart, Expect::Ref(Ref::Type(t))) => {
                 self.types.push((t, self.path.len()));
                 let r = self.mapping(Expect::Ref(Ref::Type(t)));
                 self.types.pop();
                 r
             }
-            (Event::MappingStart(..), e @ Expect::Route(_)) => self.mapping(e),
-            (Event::SequenceStart(..), Expect::Ref(Ref::List(t))) => {
-                self.sequence(Expect::Ref(Ref::Type(t)))
-            }
-            (Event::SequenceStart(..), e @ Expect::Route(_)) => self.sequence(e),
-            (Event::MappingStart(..) | Event::SequenceStart(..), _) => self.skip(),
+            (Ev::MapStart, e @ Expect::Route(_)) => self.mapping(e),
+            (Ev::SeqStart, Expect::Ref(Ref::List(t))) => self.sequence(Expect::Ref(Ref::Type(t))),
+            (Ev::SeqStart, e @ Expect::Route(_)) => self.sequence(e),
+            (Ev::MapStart | Ev::SeqStart, _) => self.skip(),
             _ => Ok(()),
         }
     }
 
     fn mapping<'r>(&mut self, expect: Expect<'r>) -> Result<(), Stop> {
         loop {
-            let (key, span) = self.next()?;
-            let key = match key {
-                Event::MappingEnd => return Ok(()),
-                Event::Scalar(key, ..) => key,
+            let (key, span) = match self.next()? {
+                Ev::MapEnd => return Ok(()),
+                Ev::Scalar(key, span) => (key, span),
                 // A complex key: neither it nor its value is looked into.
                 e => {
                     self.node(e, Expect::Ref(Ref::Leaf))?;
-                    let (value, _) = self.next()?;
+                    let value = self.next()?;
                     self.node(value, Expect::Ref(Ref::Leaf))?;
                     continue;
                 }
             };
             let child = self.child(&key, span, expect);
             self.path.push(Step::Key(key));
-            let (value, _) = self.next()?;
+            let value = self.next()?;
             let r = self.node(value, child);
             self.path.pop();
             r?;
@@ -364,8 +391,8 @@ impl<'a> Walker<'a> {
 
     fn sequence<'r>(&mut self, expect: Expect<'r>) -> Result<(), Stop> {
         for i in 0.. {
-            let (item, _) = self.next()?;
-            if matches!(item, Event::SequenceEnd) {
+            let item = self.next()?;
+            if matches!(item, Ev::SeqEnd) {
                 return Ok(());
             }
             let child = match expect {
@@ -388,7 +415,7 @@ impl<'a> Walker<'a> {
     fn child<'r>(
         &mut self,
         key: &str,
-        span: granit_parser::Span,
+        span: Option<Range<usize>>,
         expect: Expect<'r>,
     ) -> Expect<'r> {
         match expect {
@@ -434,10 +461,10 @@ impl<'a> Walker<'a> {
     fn skip(&mut self) -> Result<(), Stop> {
         let mut depth = 1usize;
         while depth > 0 {
-            match self.next()?.0 {
-                Event::MappingStart(..) | Event::SequenceStart(..) => depth += 1,
-                Event::MappingEnd | Event::SequenceEnd => depth -= 1,
-                Event::StreamEnd | Event::DocumentEnd => return Err(Stop),
+            match self.next()? {
+                Ev::MapStart | Ev::SeqStart => depth += 1,
+                Ev::MapEnd | Ev::SeqEnd => depth -= 1,
+                Ev::End => return Err(Stop),
                 _ => {}
             }
         }
@@ -445,8 +472,8 @@ impl<'a> Walker<'a> {
     }
 
     /// Records an unknown `key` of an object of type `t`.
-    fn record(&mut self, key: &str, span: granit_parser::Span, t: u16) {
-        let Some(range) = span.byte_range() else {
+    fn record(&mut self, key: &str, span: Option<Range<usize>>, t: u16) {
+        let Some(range) = span else {
             return;
         };
         let def = self.s.def(t);
