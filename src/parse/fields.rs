@@ -2,11 +2,13 @@
 //! compared with the fields the API server knows.
 //!
 //! The typed model reads only what rules use and lets serde skip every other key, so a
-//! misspelt `taint:` leaves no trace in it. This pass runs the document once more through
-//! the event parser serde-saphyr is built on (`granit_parser`, as [`super::skim`] does),
-//! which reports every key with its exact bytes, and walks the events against the schemas
+//! misspelt `taint:` leaves no trace in it. This pass reads the document once more, for its
+//! structure and every key with its exact bytes, and walks it against the schemas
 //! generated from Karpenter's CRDs and the `k8s.io/api` types (`data/schemas/fields.txt`,
-//! embedded). Only the documents of a kind with a schema pay for it: Karpenter's objects,
+//! embedded). A document written in plain block style, as most manifests are, is read line
+//! by line ([`block`]); any other goes through the event parser serde-saphyr is built on
+//! (`granit_parser`, as [`super::skim`] does), which gives the same events at several times
+//! the cost. Only the documents of a kind with a schema pay for it: Karpenter's objects,
 //! the built-in workloads, and the pod templates of the workload CRDs.
 //!
 //! A map (`labels`, `limits`, `nodeSelector`) and a node that preserves unknown fields take
