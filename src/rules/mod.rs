@@ -402,17 +402,40 @@ pub(crate) fn check_run(cx: &Context, workloads: &Workloads, per_object: Finding
             out
         })
         .collect();
-    findings.extend(
-        deferred
-            .into_iter()
-            .filter(|(_, unless)| !workloads.iter().any(|w| unless.answered_by(w)))
-            .map(|(f, _)| f),
-    );
+    findings.extend(unanswered(deferred, workloads));
     findings.extend(scheduling::settle(settled, workloads));
     findings.retain(|f| !f.on_context);
     let mut all = found;
     all.append(&mut findings);
     all
+}
+
+/// The deferred findings no workload answers. A [`Unless::Workload`] test is put to the
+/// workloads once, however many findings wait on it: a tree of many copies holds as many
+/// more findings as workloads.
+fn unanswered(
+    deferred: Vec<(Finding, Unless)>,
+    workloads: &Workloads,
+) -> impl Iterator<Item = Finding> {
+    // Keyed by the test's address: one test, one answer.
+    let mut tests: Vec<(usize, bool)> = Vec::new();
+    deferred.into_iter().filter_map(move |(f, unless)| {
+        let answered = match unless {
+            Unless::Workload(test) => {
+                let key = test as usize;
+                match tests.iter().find(|(k, _)| *k == key) {
+                    Some(&(_, answer)) => answer,
+                    None => {
+                        let answer = workloads.iter().any(test);
+                        tests.push((key, answer));
+                        answer
+                    }
+                }
+            }
+            other => workloads.iter().any(|w| other.answered_by(w)),
+        };
+        (!answered).then_some(f)
+    })
 }
 
 /// How many NodePools the notes on what each offers name, before one note counts the rest.
