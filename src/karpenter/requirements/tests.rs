@@ -574,6 +574,28 @@ fn arb_requirements() -> impl Strategy<Value = Requirements> {
     })
 }
 
+/// The labels of a few instance types, each `None` for a label the type lacks.
+type TypeLabels = Vec<std::collections::BTreeMap<&'static str, Option<&'static str>>>;
+
+fn arb_type_labels(types: std::ops::Range<usize>) -> impl Strategy<Value = TypeLabels> {
+    proptest::collection::vec(
+        proptest::collection::btree_map(
+            prop_oneof![Just(ZONE), Just(ARCH), Just(TEAM), Just(KEY)],
+            proptest::option::of(proptest::sample::select(UNIVERSE)),
+            0..4,
+        ),
+        types,
+    )
+}
+
+fn table_of(rows: &TypeLabels) -> TypeRows {
+    TypeRows::from_labels(
+        (rows.iter())
+            .map(|r| r.iter().map(|(k, v)| (*k, *v)).collect())
+            .collect(),
+    )
+}
+
 proptest! {
     #[test]
     fn boolean_checks_match_the_erroring_ones(
@@ -591,18 +613,8 @@ proptest! {
     }
 
     #[test]
-    fn type_rows_answer_as_the_maps(
-        rows in proptest::collection::vec(
-            proptest::collection::btree_map(
-                prop_oneof![Just(ZONE), Just(ARCH), Just(TEAM), Just(KEY)],
-                proptest::option::of(proptest::sample::select(UNIVERSE)),
-                0..4,
-            ),
-            1..4,
-        ),
-        pod in arb_requirements(),
-    ) {
-        let table = TypeRows::from_labels(rows.iter().map(|r| r.iter().map(|(k, v)| (*k, *v)).collect()).collect());
+    fn type_rows_answer_as_the_maps(rows in arb_type_labels(1..4), pod in arb_requirements()) {
+        let table = table_of(&rows);
         prop_assert_eq!(table.len(), rows.len());
         for (i, labels) in rows.iter().enumerate() {
             let node: Requirements = labels
@@ -630,17 +642,10 @@ proptest! {
     /// (what `Pool::exclusion` relies on).
     #[test]
     fn rows_meeting_each_requirement_answer_every_pair(
-        rows in proptest::collection::vec(
-            proptest::collection::btree_map(
-                prop_oneof![Just(ZONE), Just(ARCH), Just(TEAM), Just(KEY)],
-                proptest::option::of(proptest::sample::select(UNIVERSE)),
-                0..4,
-            ),
-            0..5,
-        ),
+        rows in arb_type_labels(0..5),
         pod in arb_requirements(),
     ) {
-        let table = TypeRows::from_labels(rows.iter().map(|r| r.iter().map(|(k, v)| (*k, *v)).collect()).collect());
+        let table = table_of(&rows);
         let all: Vec<&Requirement> = pod.iter().collect();
         let met = |rs: &[&Requirement]| {
             let reqs: Requirements = rs.iter().map(|r| (*r).clone()).collect();
