@@ -49,6 +49,9 @@ pub struct TypeTable {
     /// class's AMI family launches them: NodePools that differ only in name, labels, taints
     /// or limits filter the catalog once.
     allowed: Memo<(Requirements, bool), Arc<Vec<usize>>>,
+    /// [`TypeTable::exclusion`] per set of requirements: the pods of many workloads (and
+    /// the copies of one tree) ask it of the same NodePool requirements.
+    exclusions: Memo<Requirements, Option<Exclusion>>,
 }
 
 impl TypeTable {
@@ -77,6 +80,25 @@ impl TypeTable {
                 )
             })
     }
+}
+
+/// [`Pool::exclusion`] over the rows of one type table.
+fn exclusion(rows: &TypeRows, requirements: &Requirements) -> Option<Exclusion> {
+    // The keys of `requirements` are distinct, so the types that meet two of them
+    // together are those that meet each ([`TypeRows::meeting`]): one column per
+    // requirement answers every pair.
+    let meeting: Vec<(&Requirement, Vec<bool>)> = (requirements.iter())
+        .map(|r| (r, rows.meeting(r)))
+        .collect();
+    if let Some((r, _)) = meeting.iter().find(|(_, m)| !m.contains(&true)) {
+        return Some(Exclusion::Alone((*r).clone()));
+    }
+    let together = |a: &[bool], b: &[bool]| a.iter().zip(b).any(|(x, y)| *x && *y);
+    meeting.iter().enumerate().find_map(|(i, (a, met_a))| {
+        (meeting[i + 1..].iter())
+            .find(|(_, met_b)| !together(met_a, met_b))
+            .map(|(b, _)| Exclusion::Pair((*a).clone(), (*b).clone()))
+    })
 }
 
 /// Whether a node class of AMI `family` launches `it` (aws `compatibility`
@@ -298,6 +320,7 @@ impl TypeRequirementCache {
                 Arc::new(TypeTable {
                     requirements,
                     allowed: Memo::default(),
+                    exclusions: Memo::default(),
                 })
             })
             .clone()
@@ -843,21 +866,9 @@ impl<'a, 'c> Pool<'a, 'c> {
     /// the instance-type stage judges it (`Requirements.Intersects` per key), so one
     /// requirement that fails alone or a pair that fails together is the cause.
     pub fn exclusion(&self, requirements: &Requirements) -> Option<Exclusion> {
-        let rows = &self.type_requirements.requirements;
-        // The keys of `requirements` are distinct, so the types that meet two of them
-        // together are those that meet each ([`TypeRows::meeting`]): one column per
-        // requirement answers every pair.
-        let meeting: Vec<(&Requirement, Vec<bool>)> = (requirements.iter())
-            .map(|r| (r, rows.meeting(r)))
-            .collect();
-        if let Some((r, _)) = meeting.iter().find(|(_, m)| !m.contains(&true)) {
-            return Some(Exclusion::Alone((*r).clone()));
-        }
-        let together = |a: &[bool], b: &[bool]| a.iter().zip(b).any(|(x, y)| *x && *y);
-        meeting.iter().enumerate().find_map(|(i, (a, met_a))| {
-            (meeting[i + 1..].iter())
-                .find(|(_, met_b)| !together(met_a, met_b))
-                .map(|(b, _)| Exclusion::Pair((*a).clone(), (*b).clone()))
+        let table = &self.type_requirements;
+        (table.exclusions).get_or_insert_with(requirements.clone(), || {
+            exclusion(&table.requirements, requirements)
         })
     }
 
