@@ -609,6 +609,11 @@ pub fn normal(p: &Path) -> PathBuf {
     } else {
         std::env::current_dir().unwrap_or_default().join(p)
     };
+    if is_normal(&abs) { abs } else { rebuilt(&abs) }
+}
+
+/// `abs` rebuilt from its components, `.` dropped and `..` resolved lexically.
+fn rebuilt(abs: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in abs.components() {
         match c {
@@ -622,9 +627,44 @@ pub fn normal(p: &Path) -> PathBuf {
     out
 }
 
+/// Whether `abs` is already as [`normal`] would rebuild it from its components: `/`
+/// followed by names joined by single `/`, none of them `.` or `..` (most paths a walk
+/// yields). Elsewhere than on Unix, no path is taken as normal without the rebuild.
+fn is_normal(abs: &Path) -> bool {
+    if !cfg!(unix) {
+        return false;
+    }
+    let bytes = abs.as_os_str().as_encoded_bytes();
+    match bytes.split_first() {
+        Some((b'/', [])) => true,
+        Some((b'/', rest)) => rest
+            .split(|&b| b == b'/')
+            .all(|name| !matches!(name, b"" | b"." | b"..")),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A path taken as normal is the one its rebuild gives, and every rebuilt path is
+        /// taken as normal.
+        #[test]
+        fn a_path_taken_as_normal_is_its_own_rebuild(
+            names in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "bc", ".", "..", "", ".d", "e.."]),
+                0..8,
+            )
+        ) {
+            let p = PathBuf::from(format!("/{}", names.join("/")));
+            if is_normal(&p) {
+                proptest::prop_assert_eq!(rebuilt(&p), p.clone());
+            }
+            proptest::prop_assert!(is_normal(&rebuilt(&p)), "{:?}", rebuilt(&p));
+        }
+    }
     use std::cell::Cell;
 
     thread_local! {

@@ -481,7 +481,9 @@ fn kustomize_inputs(
         .collect();
     let inputs = (inputs.into_iter())
         .filter(|i| match i {
-            Input::File { path, .. } => !plan.replaced.contains(&crate::kustomize::normal(path)),
+            Input::File { path, .. } if !plan.replaced.is_empty() => {
+                !plan.replaced.contains(&crate::kustomize::normal(path))
+            }
             _ => true,
         })
         .collect();

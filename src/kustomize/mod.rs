@@ -467,7 +467,8 @@ pub fn plan(
         roots.push((root, dir, used));
     }
     let deadline = Instant::now() + limits.deadline;
-    let linted: BTreeSet<PathBuf> = (files.iter().filter(|f| !f.context))
+    // Which files feed a root matters only to a render.
+    let linted: BTreeSet<PathBuf> = (files.iter().filter(|f| tool.is_some() && !f.context))
         .map(|f| normal(&f.path))
         .collect();
     let renderer = Renderer {
