@@ -298,27 +298,14 @@ pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<La
     if obj.is_pod_template() {
         return Vec::new();
     }
-    let defaulted: Vec<&'static str> = RESOURCES
-        .into_iter()
-        .filter(|r| {
-            index
-                .in_namespace(Kind::LimitRange, obj.effective_namespace())
-                .any(|lr| match &lr.body {
-                    Body::LimitRange(spec) => crate::karpenter::pod::default_requests(spec)
-                        .get(r)
-                        .is_some(),
-                    _ => false,
-                })
-        })
-        .collect();
-    spec.containers
+    let lacking: Vec<Lacking> = spec
+        .containers
         .iter()
         .chain(&spec.init_containers)
         .filter_map(|c| {
             let res = c.resources.as_ref().map(|r| &r.value);
             let missing: Vec<&'static str> = RESOURCES
                 .into_iter()
-                .filter(|r| !defaulted.contains(r))
                 .filter(|r| {
                     res.is_none_or(|res| {
                         res.requests.get(r).is_none() && res.limits.get(r).is_none()
@@ -330,5 +317,32 @@ pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<La
                 missing,
             })
         })
+        .collect();
+    if lacking.is_empty() {
+        return lacking;
+    }
+    let defaulted = defaulted_in(index, obj.effective_namespace());
+    (lacking.into_iter())
+        .filter_map(|mut l| {
+            l.missing.retain(|r| !defaulted.contains(r));
+            (!l.missing.is_empty()).then_some(l)
+        })
         .collect()
+}
+
+/// The [`RESOURCES`] some LimitRange of namespace `ns` gives a default request for.
+fn defaulted_in(index: &Index, ns: &str) -> Vec<&'static str> {
+    let mut defaulted = Vec::new();
+    for lr in index.in_namespace(Kind::LimitRange, ns) {
+        let Body::LimitRange(spec) = &lr.body else {
+            continue;
+        };
+        let defaults = crate::karpenter::pod::default_requests(spec);
+        for r in RESOURCES {
+            if !defaulted.contains(&r) && defaults.get(r).is_some() {
+                defaulted.push(r);
+            }
+        }
+    }
+    defaulted
 }
