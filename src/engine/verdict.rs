@@ -101,7 +101,7 @@ fn redefined(pending: &mut Vec<Pending>) -> Vec<Redefined> {
     for group in by_identity.into_values().filter(|g| g.len() > 1) {
         let mut first: Vec<(usize, String)> = Vec::new();
         for i in group {
-            let pods = without_spans(&format!("{:?}", pending[i].pods));
+            let pods = without_spans(format_args!("{:?}", pending[i].pods));
             match first.iter().find(|(_, p)| *p == pods) {
                 Some(&(f, _)) => held[i] = Some(pending[f].key),
                 None => first.push((i, pods)),
