@@ -125,7 +125,12 @@ impl WorkloadFacts {
 
     /// The facts of a workload object, or `None` for other kinds; `verdict` is Karpenter's
     /// on its pod template, when it was judged.
-    pub fn of(obj: &Object, verdict: Option<&Verdict>, index: &Index) -> Option<WorkloadFacts> {
+    pub fn of(
+        obj: &Object,
+        verdict: Option<&Verdict>,
+        index: &Index,
+        defaulted: &Defaulted,
+    ) -> Option<WorkloadFacts> {
         let w = obj.workload()?;
         let scheduling = match verdict {
             None => Scheduling::Unknown,
@@ -169,7 +174,7 @@ impl WorkloadFacts {
             containers_without_requests: if obj.context {
                 0
             } else {
-                containers_without_requests(obj, index).len()
+                containers_without_requests(obj, defaulted).len()
             },
             scheduling,
             pending_on: None,
@@ -290,7 +295,7 @@ pub struct Lacking<'a> {
 /// LimitRange in the namespace gives a default request for it
 /// ([`crate::karpenter::pod::default_requests`]: `defaultRequest`, `default`, `max` or
 /// `min`).
-pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<Lacking<'a>> {
+pub fn containers_without_requests<'a>(obj: &'a Object, defaulted: &Defaulted) -> Vec<Lacking<'a>> {
     let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) else {
         return Vec::new();
     };
@@ -321,7 +326,7 @@ pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<La
     if lacking.is_empty() {
         return lacking;
     }
-    let defaulted = defaulted_in(index, obj.effective_namespace());
+    let defaulted = defaulted.in_namespace(obj.effective_namespace());
     (lacking.into_iter())
         .filter_map(|mut l| {
             l.missing.retain(|r| !defaulted.contains(r));
@@ -330,19 +335,30 @@ pub fn containers_without_requests<'a>(obj: &'a Object, index: &Index) -> Vec<La
         .collect()
 }
 
-/// The [`RESOURCES`] some LimitRange of namespace `ns` gives a default request for.
-fn defaulted_in(index: &Index, ns: &str) -> Vec<&'static str> {
-    let mut defaulted = Vec::new();
-    for lr in index.in_namespace(Kind::LimitRange, ns) {
-        let Body::LimitRange(spec) = &lr.body else {
-            continue;
-        };
-        let defaults = crate::karpenter::pod::default_requests(spec);
-        for r in RESOURCES {
-            if !defaulted.contains(&r) && defaults.get(r).is_some() {
-                defaulted.push(r);
+/// Per namespace, the [`RESOURCES`] some LimitRange of it gives a default request for:
+/// worked out once per run, asked of every workload.
+#[derive(Default)]
+pub struct Defaulted(HashMap<String, Vec<&'static str>>);
+
+impl Defaulted {
+    pub fn new(index: &Index) -> Self {
+        let mut by_namespace: HashMap<String, Vec<&'static str>> = HashMap::new();
+        for lr in index.of_kind(Kind::LimitRange) {
+            let Body::LimitRange(spec) = &lr.body else {
+                continue;
+            };
+            let defaults = crate::karpenter::pod::default_requests(spec);
+            let defaulted = (by_namespace.entry(lr.effective_namespace().to_string())).or_default();
+            for r in RESOURCES {
+                if !defaulted.contains(&r) && defaults.get(r).is_some() {
+                    defaulted.push(r);
+                }
             }
         }
+        Defaulted(by_namespace)
     }
-    defaulted
+
+    fn in_namespace(&self, ns: &str) -> &[&'static str] {
+        self.0.get(ns).map_or(&[], Vec::as_slice)
+    }
 }

@@ -120,17 +120,21 @@ fn recurring(objects: &[Object]) -> Vec<Vec<usize>> {
 /// The (held, copy) pairs of the recurring definitions: a definition the same as an earlier
 /// one of its identity ([`fingerprint`]) is a copy of the first such. Sorted by copy.
 fn identical_copies(objects: &[Object], recurring: &[Vec<usize>]) -> Vec<(usize, usize)> {
-    let mut copies = Vec::new();
-    for group in recurring {
-        let mut held: Vec<(usize, String)> = Vec::new();
-        for &i in group {
-            let print = fingerprint(&objects[i]);
-            match held.iter().find(|(_, p)| *p == print) {
-                Some(&(first, _)) => copies.push((first, i)),
-                None => held.push((i, print)),
+    use rayon::prelude::*;
+    let mut copies: Vec<(usize, usize)> = (recurring.par_iter())
+        .flat_map_iter(|group| {
+            let mut copies = Vec::new();
+            let mut held: Vec<(usize, String)> = Vec::new();
+            for &i in group {
+                let print = fingerprint(&objects[i]);
+                match held.iter().find(|(_, p)| *p == print) {
+                    Some(&(first, _)) => copies.push((first, i)),
+                    None => held.push((i, print)),
+                }
             }
-        }
-    }
+            copies
+        })
+        .collect();
     copies.sort_unstable_by_key(|&(_, c)| c);
     copies
 }

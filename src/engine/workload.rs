@@ -63,7 +63,7 @@ impl Checked {
         if !o.context {
             rules::check_object(cx, &placed, &mut self.findings);
         }
-        if let Some(mut facts) = WorkloadFacts::of(o, placed.verdict(), cx.index) {
+        if let Some(mut facts) = WorkloadFacts::of(o, placed.verdict(), cx.index, &cx.defaulted) {
             let f = &self.findings;
             let found = f.found[before.0..].iter();
             let deferred = f.deferred[before.1..].iter().map(|(f, _)| f);

@@ -28,6 +28,20 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
         let value = f();
         lock().entry(key).or_insert(value).clone()
     }
+
+    /// [`Memo::get_or_insert_with`] for a key that is cloned only when it is new.
+    pub fn get_or_insert_cloned(&self, key: &K, f: impl FnOnce() -> V) -> V
+    where
+        K: Clone,
+    {
+        let hit = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned();
+        hit.unwrap_or_else(|| self.get_or_insert_with(key.clone(), f))
+    }
 }
 
 #[cfg(test)]
@@ -60,6 +74,20 @@ mod tests {
             3
         );
         assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn a_key_by_reference_is_computed_once() {
+        let memo: Memo<String, usize> = Memo::default();
+        let mut calls = 0;
+        for _ in 0..3 {
+            let v = memo.get_or_insert_cloned(&"a".to_string(), || {
+                calls += 1;
+                7
+            });
+            assert_eq!(v, 7);
+        }
+        assert_eq!(calls, 1);
     }
 
     /// Threads racing on one key all get the value stored first (the same `Arc`), as the

@@ -867,7 +867,7 @@ impl<'a, 'c> Pool<'a, 'c> {
     /// requirement that fails alone or a pair that fails together is the cause.
     pub fn exclusion(&self, requirements: &Requirements) -> Option<Exclusion> {
         let table = &self.type_requirements;
-        (table.exclusions).get_or_insert_with(requirements.clone(), || {
+        (table.exclusions).get_or_insert_cloned(requirements, || {
             exclusion(&table.requirements, requirements)
         })
     }

@@ -89,8 +89,9 @@ struct SpanFree(String);
 
 impl std::fmt::Write for SpanFree {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let after_span_field = self.0.ends_with("offset: ") || self.0.ends_with("len: ");
-        if !(after_span_field && !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())) {
+        let number = s.bytes().next().is_some_and(|b| b.is_ascii_digit())
+            && s.bytes().all(|b| b.is_ascii_digit());
+        if !(number && (self.0.ends_with("offset: ") || self.0.ends_with("len: "))) {
             self.0.push_str(s);
         }
         Ok(())

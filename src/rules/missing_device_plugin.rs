@@ -116,7 +116,7 @@ impl Rule for MissingDevicePlugin {
             }
             // A plugin DaemonSet counts where it runs: on this pool's nodes.
             let plugins: Vec<&Object> = (cx.index.of_kind(Kind::DaemonSet))
-                .filter(|ds| WorkloadFacts::of(ds, None, cx.index).is_some_and(|f| (d.provides)(&f)))
+                .filter(|ds| WorkloadFacts::of(ds, None, cx.index, &cx.defaulted).is_some_and(|f| (d.provides)(&f)))
                 .collect();
             if plugins.iter().any(|ds| sim.daemonset_runs_on(placement.pool, ds)) {
                 continue;

@@ -14,7 +14,7 @@ declare_rule!(
 impl Rule for MissingResourceRequests {
     fn check_object(&self, o: &Placed, cx: &Context, out: &mut Findings) {
         let obj = o.obj;
-        for l in facts::containers_without_requests(obj, cx.index) {
+        for l in facts::containers_without_requests(obj, &cx.defaulted) {
             let c = l.container;
             let name = c.name.as_ref().map(|n| n.value.as_str()).unwrap_or("");
             let what = l.missing.join(" or ");

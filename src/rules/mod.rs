@@ -37,6 +37,8 @@ pub struct Context<'a, 'c> {
     /// Capacity outside Karpenter (node groups, Nodes, Fargate) and subnets.
     pub cluster: ClusterFacts,
     pub catalog: &'c Catalog,
+    /// The resources each namespace's LimitRanges give a default request for.
+    pub defaulted: crate::facts::Defaulted,
 }
 
 /// A rule's identity, declared once in its file with [`declare_rule!`].
@@ -272,6 +274,7 @@ impl<'a, 'c> Context<'a, 'c> {
             sim,
             cluster,
             catalog,
+            defaulted: crate::facts::Defaulted::new(index),
         }
     }
 }
