@@ -928,17 +928,30 @@ impl Requirements {
         pod: &Requirements,
         flavor: LabelFlavor,
     ) -> Result<(), IncompatibleError> {
-        match self.incompatibilities_with(pod, flavor).into_iter().next() {
+        // The first of [`Requirements::incompatibilities_with`], the others not built.
+        if let Some((key, _)) =
+            (pod.by_key.iter()).find(|(key, req)| self.undefined(key, req, flavor))
+        {
+            return Err(IncompatibleError::UndefinedLabel {
+                key: key.clone(),
+                hint: self.label_hint(key, flavor),
+            });
+        }
+        match self.conflicts(pod).next() {
             Some(err) => Err(err),
             None => Ok(()),
         }
     }
 
+    /// A pod requirement on `key` that `self` does not define, a key neither well known
+    /// nor asked leniently (`NotIn`, `DoesNotExist`).
+    fn undefined(&self, key: &str, req: &Requirement, flavor: LabelFlavor) -> bool {
+        !flavor.is_well_known(key) && !self.by_key.contains_key(key) && !lenient(req)
+    }
+
     /// `self.compatible_with(pod, flavor).is_ok()`, without building the error.
     pub fn compatible_with_ok(&self, pod: &Requirements, flavor: LabelFlavor) -> bool {
-        let undefined = pod.by_key.iter().any(|(key, req)| {
-            !lenient(req) && !self.by_key.contains_key(key.as_str()) && !flavor.is_well_known(key)
-        });
+        let undefined = (pod.by_key.iter()).any(|(key, req)| self.undefined(key, req, flavor));
         !undefined && self.intersects_ok(pod)
     }
 
@@ -953,11 +966,7 @@ impl Requirements {
         let mut out: Vec<IncompatibleError> = pod
             .by_key
             .iter()
-            .filter(|(key, req)| {
-                !flavor.is_well_known(key)
-                    && !self.by_key.contains_key(key.as_str())
-                    && !lenient(req)
-            })
+            .filter(|(key, req)| self.undefined(key, req, flavor))
             .map(|(key, _)| IncompatibleError::UndefinedLabel {
                 key: key.clone(),
                 hint: self.label_hint(key, flavor),

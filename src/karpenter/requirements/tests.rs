@@ -610,6 +610,12 @@ proptest! {
             node.compatible_with(&pod, flavor).is_ok(),
             "{} / {}", node, pod
         );
+        // The error is the first of all the incompatibilities.
+        prop_assert_eq!(
+            node.compatible_with(&pod, flavor).err(),
+            node.incompatibilities_with(&pod, flavor).into_iter().next(),
+            "{} / {}", node, pod
+        );
     }
 
     #[test]
