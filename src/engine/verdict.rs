@@ -13,6 +13,7 @@ use crate::model::{Kind, Object};
 use crate::report::plan::{self, PlanRow};
 use crate::report::{Note, cost};
 use crate::rules::Context;
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// An object's place in the run's order ([`crate::facts::order`]).
@@ -97,16 +98,28 @@ fn redefined(pending: &mut Vec<Pending>) -> Vec<Redefined> {
             by_identity.entry(id).or_default().push(i);
         }
     }
-    let mut held: Vec<Option<Key>> = vec![None; pending.len()];
-    for group in by_identity.into_values().filter(|g| g.len() > 1) {
-        let mut first: Vec<(usize, String)> = Vec::new();
-        for i in group {
-            let pods = without_spans(format_args!("{:?}", pending[i].pods));
-            match first.iter().find(|(_, p)| *p == pods) {
-                Some(&(f, _)) => held[i] = Some(pending[f].key),
-                None => first.push((i, pods)),
+    let groups: Vec<Vec<usize>> = (by_identity.into_values())
+        .filter(|g| g.len() > 1)
+        .collect();
+    // (a later definition, the first with the same pods), the groups' pods compared in
+    // parallel.
+    let repeats: Vec<(usize, usize)> = (groups.par_iter())
+        .flat_map_iter(|group| {
+            let mut first: Vec<(usize, String)> = Vec::new();
+            let mut repeats = Vec::new();
+            for &i in group {
+                let pods = without_spans(format_args!("{:?}", pending[i].pods));
+                match first.iter().find(|(_, p)| *p == pods) {
+                    Some(&(f, _)) => repeats.push((i, f)),
+                    None => first.push((i, pods)),
+                }
             }
-        }
+            repeats
+        })
+        .collect();
+    let mut held: Vec<Option<Key>> = vec![None; pending.len()];
+    for (i, f) in repeats {
+        held[i] = Some(pending[f].key);
     }
     let mut copies = Vec::new();
     for (p, held) in std::mem::take(pending).into_iter().zip(held) {
