@@ -6,6 +6,7 @@
 #   scripts/bench.sh [--files N] [--seed S] [--runs R] [--dir DIR]
 #   scripts/bench.sh --pool-heavy N --corpus CORPUS [--runs R]
 #   scripts/bench.sh --overlays N [--runs R]
+#   scripts/bench.sh --workloads N --pools M [--runs R]
 #
 # Defaults: a generated tree of 2,000 files (quick); the published run uses --files 14000
 # (about 146 MB). --dir DIR benchmarks an existing tree as it is, e.g. a corpus of real
@@ -15,13 +16,17 @@
 # the generated tree has too few distinct pools for that. --overlays N generates a
 # kustomize tree of N overlays over one base and times it with kustomize off, rendered with
 # no cache (cold), from a warm cache, and as a pre-commit run naming one overlay's patch
-# (cold cache), with the number of roots each rendered.
+# (cold cache), with the number of roots each rendered. --workloads N --pools M generates a
+# tree of N Deployments (one file each) and M NodePools with limits, taints and
+# requirements (seeded by --seed): many workloads against a few pools.
+# karplint is timed with --kustomize off, as the bare parse reads the files as written; on
+# the pool-heavy tree it is also timed rendering its kustomizations from a warm cache.
 # Needs hyperfine (apt-get install -y hyperfine) and GNU time (apt-get install -y time).
 # When kubeconform and kube-score are installed, the tree is also timed with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-files=2000 seed=1 runs=3 dir="" pool_heavy="" corpus="" overlays=""
+files=2000 seed=1 runs=3 dir="" pool_heavy="" corpus="" overlays="" workloads="" pools=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files=$2; shift 2 ;;
@@ -31,7 +36,9 @@ while [ $# -gt 0 ]; do
     --pool-heavy) pool_heavy=$2; shift 2 ;;
     --corpus) corpus=$2; shift 2 ;;
     --overlays) overlays=$2; shift 2 ;;
-    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N --corpus CORPUS] [--overlays N]" >&2; exit 2 ;;
+    --workloads) workloads=$2; shift 2 ;;
+    --pools) pools=$2; shift 2 ;;
+    *) echo "usage: $0 [--files N] [--seed S] [--runs R] [--dir DIR] [--pool-heavy N --corpus CORPUS] [--overlays N] [--workloads N --pools M]" >&2; exit 2 ;;
   esac
 done
 if [ -n "$pool_heavy" ] && [ ! -d "$corpus" ]; then
@@ -40,6 +47,10 @@ if [ -n "$pool_heavy" ] && [ ! -d "$corpus" ]; then
 fi
 if [ -z "$pool_heavy" ] && [ -n "$corpus" ]; then
   echo "bench.sh: --corpus is for --pool-heavy N; use --dir DIR to benchmark one tree as it is" >&2
+  exit 2
+fi
+if [ -n "$workloads$pools" ] && { [ -z "$workloads" ] || [ -z "$pools" ]; }; then
+  echo "bench.sh: --workloads N and --pools M go together" >&2
   exit 2
 fi
 command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get install -y hyperfine)" >&2; exit 2; }
@@ -124,6 +135,64 @@ if [ -n "$pool_heavy" ]; then
     for i in $(seq 1 "$pool_heavy"); do cp -r "$corpus" "$dir.tmp/copy-$i"; done
     mv "$dir.tmp" "$dir"
   fi
+elif [ -n "$workloads" ]; then
+  dir=${dir:-target/bench-workloads-$workloads-$pools-$seed}
+  if [ ! -d "$dir" ]; then
+    python3 - "$dir.tmp" "$workloads" "$pools" "$seed" <<'PY'
+import os, random, sys
+out, workloads, pools, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(seed)
+families = ["c6i", "m6i", "r6i", "c7g", "m7g", "r7g", "m5", "c5", "g5", "p4d"]
+zones = ["us-east-1a", "us-east-1b", "us-east-1c"]
+os.makedirs(f"{out}/pools")
+os.makedirs(f"{out}/apps")
+for p in range(pools):
+    fams = rng.sample(families, rng.randint(1, 4))
+    tainted = p % 7 == 6
+    lines = [
+        "apiVersion: karpenter.sh/v1", "kind: NodePool", f"metadata: {{name: pool-{p}}}", "spec:",
+        "  template:", "    metadata:", f"      labels: {{team: team-{p % 10}}}", "    spec:",
+        "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}",
+        "      requirements:",
+        f"        - {{key: karpenter.k8s.aws/instance-family, operator: In, values: [{', '.join(fams)}]}}",
+        f"        - {{key: topology.kubernetes.io/zone, operator: In, values: [{', '.join(rng.sample(zones, rng.randint(1, 3)))}]}}",
+        f"        - {{key: karpenter.sh/capacity-type, operator: In, values: [{rng.choice(['on-demand', 'spot'])}]}}",
+    ]
+    if tainted:
+        lines += ["      taints:", f"        - {{key: dedicated, value: team-{p % 10}, effect: NoSchedule}}"]
+    lines += ["  limits:", f"    cpu: {rng.choice([2000, 10000, 20000])}"]
+    open(f"{out}/pools/pool-{p}.yaml", "w").write("\n".join(lines) + "\n")
+open(f"{out}/pools/nodeclass.yaml", "w").write("""apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
+""")
+for w in range(workloads):
+    team = rng.randrange(10)
+    lines = [
+        "apiVersion: apps/v1", "kind: Deployment", "metadata:", f"  name: app-{w}", f"  namespace: team-{team}",
+        "  labels:", f"    app: app-{w}", "spec:", f"  replicas: {rng.randint(1, 5)}",
+        "  selector:", "    matchLabels:", f"      app: app-{w}", "  template:", "    metadata:",
+        "      labels:", f"        app: app-{w}", "    spec:",
+    ]
+    if rng.random() < 0.5:
+        lines += ["      nodeSelector:", f"        team: team-{team}"]
+    if rng.random() < 0.3:
+        lines += ["      tolerations:", f"        - {{key: dedicated, operator: Equal, value: team-{team}, effect: NoSchedule}}"]
+    lines += [
+        "      containers:", "        - name: app", f"          image: registry.example.com/app-{w}:1.0",
+        "          ports:", "            - containerPort: 8080", "          resources:", "            requests:",
+        f"              cpu: {rng.choice(['100m', '250m', '500m', '1', '2'])}",
+        f"              memory: {rng.choice(['128Mi', '256Mi', '512Mi', '1Gi', '4Gi'])}",
+    ]
+    open(f"{out}/apps/app-{w}.yaml", "w").write("\n".join(lines) + "\n")
+PY
+    mv "$dir.tmp" "$dir"
+  fi
 else
   dir=${dir:-target/bench-corpus-$files-$seed}
   if [ ! -d "$dir" ]; then
@@ -132,20 +201,33 @@ else
 fi
 nfiles=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) | wc -l)
 bytes=$(find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -printf '%s\n' | awk '{s+=$1} END {print s}')
-objects=$("$bin/karplint" --format json --fail-on never "$dir" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["objects"])')
+objects=$("$bin/karplint" --kustomize off --format json --fail-on never "$dir" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["objects"])')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# On the pool-heavy tree, karplint also renders its kustomizations, from a cache that
+# hyperfine's warm-up run fills.
+cache="$out/cache"
+warm=()
+if [ -n "$pool_heavy" ]; then
+  warm=(kustomize)
+fi
 for j in 1 2; do
+  lint="$bin/karplint -j $j --format json --fail-on never"
+  extra=()
+  if [ ${#warm[@]} -gt 0 ]; then
+    extra=(-n "karplint, kustomize (warm cache)" "KARPLINT_CACHE_DIR=$cache $lint $dir")
+  fi
   hyperfine --style none --warmup 1 --runs "$runs" --export-json "$out/j$j.json" \
     -n "plain read" "$bin/examples/bare_parse -j $j --read-only $dir" \
     -n "bare parse" "$bin/examples/bare_parse -j $j $dir" \
-    -n "karplint" "$bin/karplint -j $j --format json --fail-on never $dir" >/dev/null
-  for name in read bare lint; do
+    -n "karplint" "$lint --kustomize off $dir" "${extra[@]}" >/dev/null
+  for name in read bare lint "${warm[@]}"; do
     case $name in
       read) cmd="$bin/examples/bare_parse -j $j --read-only $dir" ;;
       bare) cmd="$bin/examples/bare_parse -j $j $dir" ;;
-      lint) cmd="$bin/karplint -j $j --format json --fail-on never $dir" ;;
+      lint) cmd="$lint --kustomize off $dir" ;;
+      kustomize) cmd="env KARPLINT_CACHE_DIR=$cache $lint $dir" ;;
     esac
     /usr/bin/time -f '%M' -o "$out/rss-$name-j$j" $cmd >/dev/null
   done
@@ -154,7 +236,8 @@ done
 python3 - "$out" "$bytes" "$objects" "$nfiles" <<'PY'
 import json, sys
 out, nbytes, objects, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-keys = {"plain read": "read", "bare parse": "bare", "karplint": "lint"}
+keys = {"plain read": "read", "bare parse": "bare", "karplint": "lint",
+        "karplint, kustomize (warm cache)": "kustomize"}
 print(f"Corpus: {files} files, {nbytes/1e6:.1f} MB, {objects} objects.\n")
 print("| command | threads | wall (s, mean ± sd) | MB/s | objects/s | CPU (user+sys, s) | peak RSS (MB) |")
 print("|---|---|---|---|---|---|---|")
@@ -168,7 +251,10 @@ for j in (1, 2):
         print(f"| {name} | {j} | {mean:.2f} ± {sd:.2f} | {nbytes/1e6/mean:.1f} | {objects/mean:,.0f} | {cpu:.2f} | {rss:.1f} |")
 print()
 for j in (1, 2):
-    print(f"- karplint / bare parse throughput at {j} thread(s): **{means[('bare parse', j)]/means[('karplint', j)]:.2f}×**")
+    print(f"- karplint / bare parse throughput at {j} thread(s): **{means[('bare parse', j)]/means[('karplint', j)]:.2f}×** (karplint takes {means[('karplint', j)]/means[('bare parse', j)]:.2f}× the bare parse's time)")
+    warm = means.get(("karplint, kustomize (warm cache)", j))
+    if warm:
+        print(f"- kustomize from a warm cache / `--kustomize off` at {j} thread(s): {warm/means[('karplint', j)]:.2f}×")
 for name in ("bare parse", "karplint"):
     print(f"- {name} speed-up 1 → 2 threads: {means[(name, 1)]/means[(name, 2)]:.2f}×")
 PY
@@ -188,7 +274,7 @@ if command -v kube-score >/dev/null; then
 fi
 if [ ${#peers[@]} -gt 0 ]; then
   hyperfine --style none --warmup 1 --runs "$runs" -i --export-json "$out/peers.json" \
-    -n "karplint" "$bin/karplint -j 2 --format json --fail-on never $dir" "${peers[@]}" >/dev/null
+    -n "karplint" "$bin/karplint -j 2 --format json --fail-on never --kustomize off $dir" "${peers[@]}" >/dev/null
   python3 - "$out/peers.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]

@@ -97,7 +97,9 @@ pub(super) fn read(src: &Source, max: u64) -> Result<Read<'_>, ReadError> {
         name: src.name.clone(),
         error,
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
+    // One open, then the size from the open file: one path lookup per read.
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(ReadError::Directory {
             name: src.name.clone(),
@@ -109,7 +111,10 @@ pub(super) fn read(src: &Source, max: u64) -> Result<Read<'_>, ReadError> {
             limit: max,
         }));
     }
-    let bytes = std::fs::read(path).map_err(io)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // Through `take`: the size is known, and `File`'s own `read_to_end` would ask for it again.
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, u64::MAX), &mut bytes)
+        .map_err(io)?;
     if bytes.contains(&0) {
         return Ok(Read::Skipped(SkipReason::Binary));
     }
