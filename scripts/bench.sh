@@ -56,6 +56,16 @@ fi
 command -v hyperfine >/dev/null || { echo "bench.sh: needs hyperfine (apt-get install -y hyperfine)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench.sh: needs GNU time (apt-get install -y time)" >&2; exit 2; }
 
+# The EC2NodeClass of the generated overlay and workload trees.
+nodeclass='apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
+'
 cargo build --release --quiet --bin karplint --example gen_corpus --example bare_parse
 bin=target/release
 if [ -n "$overlays" ]; then
@@ -93,15 +103,8 @@ spec:
       requirements:
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 ---
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
 YAML
+    printf '%s' "$nodeclass" >>"$tree.tmp/platform/nodepool.yaml"
     for i in $(seq 1 "$overlays"); do
       o="$tree.tmp/overlays/env-$i"
       mkdir -p "$o"
@@ -162,15 +165,6 @@ for p in range(pools):
         lines += ["      taints:", f"        - {{key: dedicated, value: team-{p % 10}, effect: NoSchedule}}"]
     lines += ["  limits:", f"    cpu: {rng.choice([2000, 10000, 20000])}"]
     open(f"{out}/pools/pool-{p}.yaml", "w").write("\n".join(lines) + "\n")
-open(f"{out}/pools/nodeclass.yaml", "w").write("""apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
-""")
 for w in range(workloads):
     team = rng.randrange(10)
     lines = [
@@ -191,6 +185,7 @@ for w in range(workloads):
     ]
     open(f"{out}/apps/app-{w}.yaml", "w").write("\n".join(lines) + "\n")
 PY
+    printf '%s' "$nodeclass" >"$dir.tmp/pools/nodeclass.yaml"
     mv "$dir.tmp" "$dir"
   fi
 else
