@@ -647,6 +647,7 @@ fn is_normal(abs: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
 
     proptest::proptest! {
         /// A path taken as normal is the one its rebuild gives, and every rebuilt path is
@@ -665,7 +666,6 @@ mod tests {
             proptest::prop_assert!(is_normal(&rebuilt(&p)), "{:?}", rebuilt(&p));
         }
     }
-    use std::cell::Cell;
 
     thread_local! {
         static COMPARED: Cell<usize> = const { Cell::new(0) };

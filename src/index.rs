@@ -13,7 +13,7 @@
 //! ([`Index::copies`]), so 15 copies of a NodePool are tried as one pool. Different
 //! definitions are all held, and `duplicate-object` reports them.
 
-use crate::model::identity::{Identity, fingerprint, identity};
+use crate::model::identity::{Identity, fingerprint, identity, repeats};
 use crate::model::workload::LabelSelector;
 use crate::model::{Kind, Object};
 use std::collections::{BTreeMap, HashMap};
@@ -120,21 +120,7 @@ fn recurring(objects: &[Object]) -> Vec<Vec<usize>> {
 /// The (held, copy) pairs of the recurring definitions: a definition the same as an earlier
 /// one of its identity ([`fingerprint`]) is a copy of the first such. Sorted by copy.
 fn identical_copies(objects: &[Object], recurring: &[Vec<usize>]) -> Vec<(usize, usize)> {
-    use rayon::prelude::*;
-    let mut copies: Vec<(usize, usize)> = (recurring.par_iter())
-        .flat_map_iter(|group| {
-            let mut copies = Vec::new();
-            let mut held: Vec<(usize, String)> = Vec::new();
-            for &i in group {
-                let print = fingerprint(&objects[i]);
-                match held.iter().find(|(_, p)| *p == print) {
-                    Some(&(first, _)) => copies.push((first, i)),
-                    None => held.push((i, print)),
-                }
-            }
-            copies
-        })
-        .collect();
+    let mut copies = repeats(recurring, |i| fingerprint(&objects[i]));
     copies.sort_unstable_by_key(|&(_, c)| c);
     copies
 }

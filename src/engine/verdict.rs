@@ -8,12 +8,11 @@ use super::workload::Pending;
 use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
 use crate::karpenter::sim::Failure;
-use crate::model::identity::{Identity, without_spans};
+use crate::model::identity::{Identity, repeats, without_spans};
 use crate::model::{Kind, Object};
 use crate::report::plan::{self, PlanRow};
 use crate::report::{Note, cost};
 use crate::rules::Context;
-use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// An object's place in the run's order ([`crate::facts::order`]).
@@ -101,25 +100,12 @@ fn redefined(pending: &mut Vec<Pending>) -> Vec<Redefined> {
     let groups: Vec<Vec<usize>> = (by_identity.into_values())
         .filter(|g| g.len() > 1)
         .collect();
-    // (a later definition, the first with the same pods), the groups' pods compared in
-    // parallel.
-    let repeats: Vec<(usize, usize)> = (groups.par_iter())
-        .flat_map_iter(|group| {
-            let mut first: Vec<(usize, String)> = Vec::new();
-            let mut repeats = Vec::new();
-            for &i in group {
-                let pods = without_spans(format_args!("{:?}", pending[i].pods));
-                match first.iter().find(|(_, p)| *p == pods) {
-                    Some(&(f, _)) => repeats.push((i, f)),
-                    None => first.push((i, pods)),
-                }
-            }
-            repeats
-        })
-        .collect();
+    let pairs = repeats(&groups, |i| {
+        without_spans(format_args!("{:?}", pending[i].pods))
+    });
     let mut held: Vec<Option<Key>> = vec![None; pending.len()];
-    for (i, f) in repeats {
-        held[i] = Some(pending[f].key);
+    for (first, later) in pairs {
+        held[later] = Some(pending[first].key);
     }
     let mut copies = Vec::new();
     for (p, held) in std::mem::take(pending).into_iter().zip(held) {

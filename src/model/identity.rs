@@ -74,6 +74,30 @@ impl std::fmt::Display for Identity {
     }
 }
 
+/// In each group of indices, the (first, later) pairs of those whose `print` equals an
+/// earlier one's: a later index is paired with the first of its print. The groups are
+/// printed in parallel; pairs come group by group, in each in index order.
+pub(crate) fn repeats(
+    groups: &[Vec<usize>],
+    print: impl Fn(usize) -> String + Sync,
+) -> Vec<(usize, usize)> {
+    use rayon::prelude::*;
+    (groups.par_iter())
+        .flat_map_iter(|group| {
+            let mut firsts: Vec<(usize, String)> = Vec::new();
+            let mut pairs = Vec::new();
+            for &i in group {
+                let p = print(i);
+                match firsts.iter().find(|(_, q)| *q == p) {
+                    Some(&(first, _)) => pairs.push((first, i)),
+                    None => firsts.push((i, p)),
+                }
+            }
+            pairs
+        })
+        .collect()
+}
+
 /// `args` (a `Debug` rendering) written without the numbers of its `offset: N` and `len: N`
 /// fields ([`SpanFree`]).
 pub(crate) fn without_spans(args: std::fmt::Arguments) -> String {
@@ -101,6 +125,14 @@ impl std::fmt::Write for SpanFree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeats_pair_each_later_index_with_the_first_of_its_print() {
+        let groups = vec![vec![0, 1, 2, 3], vec![4, 5], vec![6]];
+        let prints = ["a", "b", "a", "b", "c", "d", "e"];
+        let pairs = repeats(&groups, |i| prints[i].to_string());
+        assert_eq!(pairs, vec![(0, 2), (1, 3)]);
+    }
 
     #[test]
     fn spans_are_left_out_of_the_fingerprint() {
