@@ -949,6 +949,15 @@ impl Requirements {
         !flavor.is_well_known(key) && !self.by_key.contains_key(key) && !lenient(req)
     }
 
+    /// `Compatible(pod)` with no option, `self` being a node's labels
+    /// (`NewLabelRequirements`): a key the node lacks passes only when `pod` asks it
+    /// leniently (`NotIn`, `DoesNotExist`), well known or not; the others must intersect.
+    pub fn met_as_labels(&self, pod: &Requirements) -> bool {
+        let undefined =
+            (pod.by_key.iter()).any(|(key, req)| !self.by_key.contains_key(key) && !lenient(req));
+        !undefined && self.intersects_ok(pod)
+    }
+
     /// `self.compatible_with(pod, flavor).is_ok()`, without building the error.
     pub fn compatible_with_ok(&self, pod: &Requirements, flavor: LabelFlavor) -> bool {
         let undefined = (pod.by_key.iter()).any(|(key, req)| self.undefined(key, req, flavor));
@@ -1136,6 +1145,11 @@ impl<'a> TypeRow<'a> {
             Ok(i) => &self.values[i],
             Err(_) => &TypeValue::Unconstrained,
         }
+    }
+
+    /// The labels the type gives its node: each key it holds `In [value]`.
+    pub fn labels(self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        (self.keys.iter().zip(self.values)).filter_map(|(k, v)| Some((k.as_str(), v.value()?)))
     }
 
     /// Whether the type has a requirement on `key`.

@@ -35,6 +35,7 @@ use std::borrow::Cow;
 use topology::{GroupType, PodIdentity, Term, Topology};
 
 mod existing;
+mod launched;
 mod refusals;
 mod topology;
 
@@ -341,7 +342,7 @@ impl Claim {
     /// more cannot join, whatever else it asks (a full NodeClaim is passed over at once).
     fn headroom(&self, sim: &Simulator) -> [i128; HEADROOM.len()] {
         let pool = &sim.pools[self.pool];
-        let fixed = (sim.fixed_overhead(self.pool)).map(|o| Demand::of(&self.requests, o));
+        let fixed = self.fixed_demand(sim, &self.requests);
         let mut most = [i128::MIN; HEADROOM.len()];
         for &i in &self.types {
             let t = pool.type_at(i as usize);
@@ -349,6 +350,23 @@ impl Claim {
             raise(&mut most, t.allocatable().left(&demand));
         }
         most
+    }
+
+    /// What `requests` and the DaemonSets ask of each of its types, when that is the same
+    /// on each: once launched, `requests` alone (its node's DaemonSets are among them);
+    /// before, with the pool's [`Simulator::fixed_overhead`].
+    fn fixed_demand(&self, sim: &Simulator, requests: &ResourceList) -> Option<Demand> {
+        if self.launched.is_some() {
+            return Some(Demand::of(requests, &ResourceList::new()));
+        }
+        (sim.fixed_overhead(self.pool)).map(|o| Demand::of(requests, o))
+    }
+
+    /// Whether a DaemonSet on its type `t` binds one of `ports`. Once launched, its node's
+    /// DaemonSets' ports are among its own.
+    fn daemon_port_taken(&self, sim: &Simulator, t: &PoolType, ports: &[HostPort]) -> bool {
+        self.launched.is_none()
+            && (sim.daemon_port_taken(self.pool, t.requirements, ports)).is_some()
     }
 }
 
@@ -765,12 +783,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// (`countDomains` over the cluster's pods), and each pool's limits are charged with the
     /// capacity of the nodes it really launched, not the largest type each NodeClaim might
     /// have become (`subtractMax`), as the next round's `NewScheduler` reads the NodePool's
-    /// status. Whether another round may place a pod now Pending: some pool got limits
-    /// back, a node dropped a `minValues` its NodeClaim had, or a node's zone became known
-    /// to a group on zones.
+    /// status. A node runs the DaemonSets its labels admit ([`Batch::run_daemons`]).
+    /// Whether another round may place a pod now Pending: some pool got limits back, a
+    /// node dropped a `minValues` its NodeClaim had, runs fewer DaemonSets than its
+    /// NodeClaim counted, or a node's zone became known to a group on zones.
     fn launch(&mut self, workloads: &[PendingWorkload]) -> bool {
         let mut zone_settled = false;
         let mut min_values_dropped = false;
+        let mut daemons_dropped = false;
         let mut seq = u32::try_from(self.claims.iter().filter(|c| c.launched.is_some()).count())
             .unwrap_or(u32::MAX);
         // In the order `add` last sorted them, as `Solve` returns them.
@@ -818,6 +838,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 self.refusals.event(claim.pool);
                 self.changes.push(c);
             }
+            let pool = &self.sim.pools[claim.pool];
+            launched::resolve_custom_labels(&mut claim.requirements, pool.flavor);
+            if Self::run_daemons(self.sim, claim, cheapest) {
+                daemons_dropped = true;
+                self.refusals.event(claim.pool);
+            }
             claim.launched = Some(seq);
             seq += 1;
             self.headroom[c] = claim.headroom(self.sim);
@@ -828,7 +854,25 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         // The launched NodeClaims narrow, and the next round counts afresh.
         self.open.clear();
         let freed = self.settle_topology(workloads);
-        self.charge_launched() || zone_settled || min_values_dropped || freed
+        self.charge_launched() || zone_settled || min_values_dropped || daemons_dropped || freed
+    }
+
+    /// The DaemonSets of the node `claim` launches as type `t` ([`Simulator::daemons_on_node`]
+    /// on its labels) join its pods' requests and host ports. Whether they ask less than
+    /// its NodeClaim counted on `t` for the pool's template, so that a pod refused may fit
+    /// now: a custom label its NodeClaim only asked to exist took a value some DaemonSet
+    /// does not select.
+    fn run_daemons(sim: &Simulator, claim: &mut Claim, t: Option<PoolType>) -> bool {
+        let labels = launched::node_labels(&claim.requirements, t.map(|t| t.requirements));
+        let (requests, ports) = sim.daemons_on_node(claim.pool, &labels);
+        let counted = t.map(|t| sim.daemons_on_type(claim.pool, t.requirements));
+        let fewer = counted.is_some_and(|(r, p)| {
+            r.iter().any(|(k, q)| q > requests.get_or_zero(k))
+                || p.iter().any(|taken| !ports.contains(taken))
+        });
+        claim.requests.add(&requests);
+        claim.ports.extend(ports);
+        fewer
     }
 
     /// The next round's topology: every group made afresh, counting the pods on the
@@ -1200,7 +1244,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 .map(|row| row.query(reqs))
         };
         let (pod_query, topology_query) = (query(&attempt.requirements), query(&topology));
-        let fixed = (self.sim.fixed_overhead(claim.pool)).map(|o| Demand::of(&requests, o));
+        let fixed = claim.fixed_demand(self.sim, &requests);
         let mut headroom = [i128::MIN; HEADROOM.len()];
         let types: Vec<PoolType> = claim
             .types
@@ -1213,10 +1257,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                     && topology_query
                         .as_ref()
                         .is_none_or(|q| t.requirements.meets(q))
-                    && self
-                        .sim
-                        .daemon_port_taken(claim.pool, t.requirements, &pod.host_ports)
-                        .is_none();
+                    && !claim.daemon_port_taken(self.sim, t, &pod.host_ports);
                 if !room {
                     return false;
                 }

@@ -57,6 +57,8 @@ pub struct Simulator<'a, 'c> {
     pub pools: Vec<Pool<'a, 'c>>,
     /// Per pool: DaemonSet requests on every node, and those that depend on the type.
     overheads: Vec<PoolOverhead>,
+    /// The run's DaemonSets, for the nodes the batch launches ([`Simulator::daemons_on_node`]).
+    daemonsets: Vec<DaemonSetPod<'a>>,
     /// The run's NodeOverlays that Karpenter applies, heaviest first.
     overlays: Vec<super::overlay::Overlay<'a>>,
     /// The NodeOverlays Karpenter never applies, and why.
@@ -121,7 +123,13 @@ struct PoolOverhead {
 }
 
 struct DaemonSetPod<'a> {
+    /// Its last requirement attempt, which a NodePool's template is judged by.
     attempt: Attempt,
+    /// Its nodeSelector and first required term (`NewStrictPodRequirements`), which a
+    /// node's labels are judged by.
+    strict: Requirements,
+    /// The host ports its pod binds, on every Karpenter release (a NodeClaim knows them
+    /// only from v1.4 on: [`KarpenterVersion::daemonset_host_ports`]).
     host_ports: Vec<HostPort>,
     tolerations: Vec<Toleration>,
     requests: ResourceList,
@@ -335,17 +343,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .of_kind(Kind::DaemonSet)
             .filter_map(|o| {
                 let spec = o.workload()?.pod_spec()?;
-                let attempt = pod::attempts(o, spec).ok()?.pop()?;
-                // Before v1.4 a new NodeClaim does not know its DaemonSets' host ports
-                // ([`KarpenterVersion::daemonset_host_ports`]).
-                let host_ports = if version.daemonset_host_ports() {
-                    pod::host_ports(spec)
-                } else {
-                    Vec::new()
-                };
+                let mut attempts = pod::attempts(o, spec).ok()?;
+                let strict = attempts.first()?.strict.clone();
                 Some(DaemonSetPod {
-                    attempt,
-                    host_ports,
+                    attempt: attempts.pop()?,
+                    strict,
+                    host_ports: pod::host_ports(spec),
                     tolerations: pod::tolerations(spec, admission),
                     requests: admitted.requests(o, spec, version).total,
                     _obj: o,
@@ -361,7 +364,13 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     if !daemon_runs_on(pool, &ds.tolerations, &ds.attempt) {
                         continue;
                     }
-                    for port in &ds.host_ports {
+                    // Before v1.4 a new NodeClaim does not know its DaemonSets' host ports
+                    // ([`KarpenterVersion::daemonset_host_ports`]).
+                    let ports = ds
+                        .host_ports
+                        .iter()
+                        .filter(|_| version.daemonset_host_ports());
+                    for port in ports {
                         o.ports
                             .push((ds.attempt.requirements.clone(), port.clone()));
                     }
@@ -392,6 +401,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
             zones: Vec::new(),
             price_region: super::prices::FALLBACK_REGION.to_string(),
             overheads,
+            daemonsets,
             overlays,
             ignored_overlays,
             conflicting_overlays: Vec::new(),
@@ -647,6 +657,39 @@ impl<'a, 'c> Simulator<'a, 'c> {
             let on_type = reqs.is_empty() || type_reqs.intersects_ok(reqs);
             (on_type && ports.iter().any(|p| p.matches(taken))).then(|| taken.clone())
         })
+    }
+
+    /// What the DaemonSets that run on a launched node of pool `pool` with `labels` ask of
+    /// it: the requests of each whose pod tolerates every taint of the pool's template
+    /// (`PreferNoSchedule` too) and whose nodeSelector and first required term the labels
+    /// meet (`getCompatibleDaemonPods`, `isDaemonPodCompatibleWithNode`), and the host
+    /// ports its pod binds there.
+    pub(super) fn daemons_on_node(
+        &self,
+        pool: usize,
+        labels: &Requirements,
+    ) -> (ResourceList, Vec<HostPort>) {
+        let taints = &self.pools[pool].taints;
+        let mut requests = ResourceList::new();
+        let mut ports = Vec::new();
+        let runs = |ds: &&DaemonSetPod| {
+            !any_untolerated(&ds.tolerations, taints, false) && labels.met_as_labels(&ds.strict)
+        };
+        for ds in self.daemonsets.iter().filter(runs) {
+            requests.add(&ds.requests);
+            ports.extend(ds.host_ports.iter().cloned());
+        }
+        (requests, ports)
+    }
+
+    /// What the NodeClaims of pool `pool` counted for DaemonSets on type `t`: their
+    /// requests ([`Simulator::fixed_overhead`] or by type) and host ports.
+    pub(super) fn daemons_on_type(&self, pool: usize, t: TypeRow) -> (ResourceList, Vec<HostPort>) {
+        let ports = (self.overheads[pool].ports.iter())
+            .filter(|(reqs, _)| reqs.is_empty() || t.intersects_ok(reqs))
+            .map(|(_, port)| port.clone())
+            .collect();
+        (self.daemon_overhead(pool, t).into_owned(), ports)
     }
 
     /// The failure a Pending pod's finding leads with: the NodePool the pod was meant for

@@ -503,6 +503,39 @@ fn existing_nodes_of_earlier_rounds() {
                 vec![Some(1)],
             ],
         ),
+        (
+            // The DaemonSet selects `team: green` and binds host port 8080; the pool only
+            // asks `team` to exist. Every NodeClaim of round 1 counts the DaemonSet, so
+            // `b`, which binds 8080 too, fits none. `a`'s node is labelled with some other
+            // value of `team`, the DaemonSet does not run there, and round 2 puts `b` on it.
+            "resolveCustomLabelsFromRequirements, then getCompatibleDaemonPods",
+            format!(
+                "{}{}{}{}",
+                pool(
+                    "p",
+                    "",
+                    "requirements: [{key: team, operator: Exists}]"
+                ),
+                "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  template:
+    spec:
+      nodeSelector: {team: green}
+      containers: [{name: c, image: x, ports: [{containerPort: 8080, hostPort: 8080}], resources: {requests: {cpu: 100m}}}]
+---
+",
+                deployment("a", 1, "cpu: \"1\"", ""),
+                deployment_with(
+                    "b",
+                    1,
+                    "ports: [{containerPort: 8080, hostPort: 8080}], resources: {requests: {cpu: 100m}}",
+                    ""
+                )
+            ),
+            vec![vec![Some(1)], vec![Some(2)]],
+        ),
     ];
     for (upstream, yaml, expected) in cases {
         assert_eq!(rounds(&yaml), expected, "{upstream}");
