@@ -389,6 +389,18 @@ fn raise(most: &mut [i128; HEADROOM.len()], left: [i128; HEADROOM.len()]) {
     }
 }
 
+/// A pod's requirements, its tolerations, whether it tolerates `PreferNoSchedule` taints,
+/// and the pools whose NodeClaims it may join ([`Batch::joinable_pools`]).
+type JoinableAlike = (Requirements, Vec<Toleration>, bool, std::rc::Rc<[bool]>);
+
+/// The hash [`Batch::joinable_pools`] shares its lists by.
+fn alike_hash(requirements: &Requirements, tolerations: &[Toleration], pns: bool) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (requirements, tolerations, pns).hash(&mut h);
+    h.finish()
+}
+
 /// Each pool's place among the run's pools sorted by name.
 fn name_ranks(sim: &Simulator) -> Vec<u32> {
     let mut by_name: Vec<usize> = (0..sim.pools.len()).collect();
@@ -582,6 +594,10 @@ struct Batch<'s, 'a, 'c> {
     /// requirements narrow its pool's, so a pool the pod conflicts with has no NodeClaim it
     /// fits.
     joinable: std::collections::HashMap<(usize, usize), std::rc::Rc<[bool]>>,
+    /// The same lists per (requirements, tolerations, `PreferNoSchedule` tolerated), by
+    /// [`alike_hash`]: the many workloads that select and tolerate alike share one, which
+    /// outlives their pods' turn in the queue.
+    joinable_alike: std::collections::HashMap<u64, Vec<JoinableAlike>>,
     /// Per (workload, relaxation step) whose refusals by a NodeClaim hold until the
     /// NodeClaim changes, how long `changes` was when the NodeClaims not known to refuse
     /// its pod were listed, and that list. Such a pod is one no topology group concerns
@@ -629,6 +645,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             name_rank: name_ranks(sim),
             changes: Vec::new(),
             joinable: std::collections::HashMap::new(),
+            joinable_alike: std::collections::HashMap::new(),
             open: std::collections::HashMap::new(),
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
             within_remaining: vec![None; sim.pools.len()],
@@ -1136,14 +1153,23 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         step: &Step,
     ) -> std::rc::Rc<[bool]> {
         let sim = self.sim;
+        let alike = &mut self.joinable_alike;
         let pools = self.joinable.entry((w, k)).or_insert_with(|| {
             let pns = step.attempt.tolerates_prefer_no_schedule;
-            (sim.pools.iter())
+            let (reqs, tolerations) = (&step.attempt.requirements, &pod.tolerations);
+            let bucket = alike.entry(alike_hash(reqs, tolerations, pns)).or_default();
+            let same = |(r, t, p, _): &&JoinableAlike| *p == pns && r == reqs && t == tolerations;
+            if let Some((.., pools)) = bucket.iter().find(same) {
+                return pools.clone();
+            }
+            let pools: std::rc::Rc<[bool]> = (sim.pools.iter())
                 .map(|p| {
-                    !sim::any_untolerated(&pod.tolerations, &p.taints, pns)
-                        && p.requirements.intersects_ok(&step.attempt.requirements)
+                    !sim::any_untolerated(tolerations, &p.taints, pns)
+                        && p.requirements.intersects_ok(reqs)
                 })
-                .collect()
+                .collect();
+            bucket.push((reqs.clone(), tolerations.clone(), pns, pools.clone()));
+            pools
         });
         pools.clone()
     }
