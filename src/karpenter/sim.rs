@@ -653,10 +653,20 @@ impl<'a, 'c> Simulator<'a, 'c> {
         type_reqs: TypeRow,
         ports: &[HostPort],
     ) -> Option<HostPort> {
-        self.overheads[pool].ports.iter().find_map(|(reqs, taken)| {
-            let on_type = reqs.is_empty() || type_reqs.intersects_ok(reqs);
-            (on_type && ports.iter().any(|p| p.matches(taken))).then(|| taken.clone())
-        })
+        (self.daemon_ports_on_type(pool, type_reqs))
+            .find(|taken| ports.iter().any(|p| p.matches(taken)))
+            .cloned()
+    }
+
+    /// The host ports the DaemonSets that run on type `t` of pool `pool` bind.
+    fn daemon_ports_on_type<'s>(
+        &'s self,
+        pool: usize,
+        t: TypeRow<'s>,
+    ) -> impl Iterator<Item = &'s HostPort> + 's {
+        (self.overheads[pool].ports.iter())
+            .filter(move |(reqs, _)| reqs.is_empty() || t.intersects_ok(reqs))
+            .map(|(_, port)| port)
     }
 
     /// What the DaemonSets that run on a launched node of pool `pool` with `labels` ask of
@@ -685,10 +695,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// What the NodeClaims of pool `pool` counted for DaemonSets on type `t`: their
     /// requests ([`Simulator::fixed_overhead`] or by type) and host ports.
     pub(super) fn daemons_on_type(&self, pool: usize, t: TypeRow) -> (ResourceList, Vec<HostPort>) {
-        let ports = (self.overheads[pool].ports.iter())
-            .filter(|(reqs, _)| reqs.is_empty() || t.intersects_ok(reqs))
-            .map(|(_, port)| port.clone())
-            .collect();
+        let ports = self.daemon_ports_on_type(pool, t).cloned().collect();
         (self.daemon_overhead(pool, t).into_owned(), ports)
     }
 
