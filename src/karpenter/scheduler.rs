@@ -1377,6 +1377,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                     shown(&mut first, f);
                     continue;
                 }
+                Known::Gated => {
+                    let limits = Failure::AllTypesExceedLimits;
+                    shown(&mut first, self.sim.gate(i).unwrap_or(&limits));
+                    continue;
+                }
                 Known::RefusesOnStages => {
                     // Its failure is made only when the error shows it.
                     if first.is_none() || pod.meant == Some(i) {
@@ -1420,8 +1425,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// are: its own stages' refusal, else (when topology concerns the pod) whether any type
     /// is left before topology narrows the requirements.
     fn learn(&mut self, i: usize, remembered: bool, pod: &PendingWorkload, step: &Step) -> Known {
-        if let Some(f) = self.pool_gate(i) {
-            return Known::Refuses(f);
+        if self.sim.gate(i).is_some() || !self.within_remaining(i) {
+            return Known::Gated;
         }
         if !(self.sim).claim_stages_pass(i, &self.pod_data(i, pod, &step.attempt)) {
             return Known::RefusesOnStages;
@@ -1468,15 +1473,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.pool_of.push(i as u32);
         self.headroom.push(claim.headroom(self.sim));
         self.claims.push(claim);
-    }
-
-    /// Why pool `i` refuses any new NodeClaim, whatever the pod, if it does: what Karpenter
-    /// decided of the pool before the batch, else what is left of its limits.
-    fn pool_gate(&mut self, i: usize) -> Option<Failure> {
-        if let Some(f) = self.sim.gate(i) {
-            return Some(f.clone());
-        }
-        (!self.within_remaining(i)).then_some(Failure::AllTypesExceedLimits)
     }
 
     /// Whether some usable type of pool `i` is within what is left of its limits; the types
@@ -1555,9 +1551,13 @@ type PoolsKnown = Vec<Option<(u32, Known)>>;
 /// while its limits stay as they were.
 #[derive(Clone)]
 enum Known {
-    /// It refuses, with this failure: the pool's gate or limits refuse, or a new NodeClaim
-    /// failed for a pod no topology group concerns.
+    /// It refuses, with this failure: a new NodeClaim failed for a pod no topology group
+    /// concerns.
     Refuses(Failure),
+    /// The pool's gate refuses ([`Simulator::gate`]), else its limits leave none of its
+    /// types ([`Failure::AllTypesExceedLimits`]): the failure is looked up when an error
+    /// shows it, not copied for each workload.
+    Gated,
     /// Its own taint and requirement stages refuse ([`Simulator::claim_stages`]): their
     /// failure, which depends on nothing else, is made again when an error shows it, since
     /// most such refusals never show.
