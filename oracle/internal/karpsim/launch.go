@@ -173,11 +173,19 @@ func (l *launcher) nodeFor(nc *pscheduling.NodeClaim, it *cloudprovider.Instance
 }
 
 // daemonPodsFor are the pods the DaemonSet controller would create on node: one per
-// DaemonSet whose pod tolerates the node's taints and whose required node affinity and
-// selector the node's labels meet (the test Karpenter makes, scheduler.go
-// isDaemonPodCompatibleWithNode), owned by its DaemonSet so Karpenter counts it as daemon
-// overhead (StateNode.updateForPod).
+// DaemonSet whose pod tolerates the node's NoSchedule and NoExecute taints (the controller's
+// predicates leave PreferNoSchedule aside, as Karpenter's scheduler does once
+// isDaemonPodCompatible has made its DaemonSet pods tolerate them) and whose required node
+// affinity and selector the node's labels meet (scheduler.go isDaemonPodCompatibleWithNode),
+// owned by its DaemonSet so Karpenter counts it as daemon overhead (StateNode.updateForPod)
+// and its host ports as taken.
 func daemonPodsFor(ctx context.Context, node *corev1.Node, dss []*appsv1.DaemonSet) []*corev1.Pod {
+	var binding []corev1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Effect != corev1.TaintEffectPreferNoSchedule {
+			binding = append(binding, t)
+		}
+	}
 	var out []*corev1.Pod
 	for _, ds := range dss {
 		p := &corev1.Pod{
@@ -193,7 +201,7 @@ func daemonPodsFor(ctx context.Context, node *corev1.Node, dss []*appsv1.DaemonS
 			},
 			Spec: *ds.Spec.Template.Spec.DeepCopy(),
 		}
-		if err := scheduling.Taints(node.Spec.Taints).ToleratesPod(p); err != nil {
+		if err := scheduling.Taints(binding).ToleratesPod(p); err != nil {
 			continue
 		}
 		if err := scheduling.NewLabelRequirements(node.Labels).Compatible(scheduling.NewStrictPodRequirements(p)); err != nil {
