@@ -673,9 +673,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
     /// it: the requests of each whose pod tolerates the `NoSchedule` and `NoExecute` taints
     /// of the pool's template and whose nodeSelector and first required term the labels
     /// meet (`getCompatibleDaemonPods`, `isDaemonPodCompatibleWithNode`), and the host
-    /// ports its pod binds there. `PreferNoSchedule` taints are left aside as for the
-    /// template's overhead: counting them left a replica placed that Karpenter leaves
-    /// Pending on the pool's limits (oracle scenario `s20270106-675`, not yet explained).
+    /// ports its pod binds there. `PreferNoSchedule` taints are left aside: `NewScheduler`
+    /// first passes the same DaemonSet pods through `buildDaemonOverheadGroups`, whose
+    /// `isDaemonPodCompatible` adds a toleration of every `PreferNoSchedule` taint to each
+    /// pod in place (`Preferences.toleratePreferNoScheduleTaints`), before
+    /// `calculateExistingNodeClaims` judges existing nodes with them.
     pub(super) fn daemons_on_node(
         &self,
         pool: usize,

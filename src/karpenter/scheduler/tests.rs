@@ -49,6 +49,21 @@ spec:
     )
 }
 
+/// A DaemonSet `agent` whose container has `container` besides name and image, with `pod`
+/// among its pod spec's fields.
+fn daemonset(container: &str, pod: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: agent}}
+spec:
+  template:
+    spec: {{containers: [{{name: c, image: x, {container}}}], {pod}}}
+---
+"
+    )
+}
+
 /// Each Deployment's pods as the batch places them, and the NodePools' names.
 fn outcomes(yaml: &str) -> (Vec<Vec<PodOutcome>>, Vec<String>) {
     let objects = crate::parse::parse_source(0, yaml, false, false).objects;
@@ -511,21 +526,11 @@ fn existing_nodes_of_earlier_rounds() {
             "resolveCustomLabelsFromRequirements, then getCompatibleDaemonPods",
             format!(
                 "{}{}{}{}",
-                pool(
-                    "p",
-                    "",
-                    "requirements: [{key: team, operator: Exists}]"
+                pool("p", "", "requirements: [{key: team, operator: Exists}]"),
+                daemonset(
+                    "ports: [{containerPort: 8080, hostPort: 8080}], resources: {requests: {cpu: 100m}}",
+                    "nodeSelector: {team: green}"
                 ),
-                "apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent}
-spec:
-  template:
-    spec:
-      nodeSelector: {team: green}
-      containers: [{name: c, image: x, ports: [{containerPort: 8080, hostPort: 8080}], resources: {requests: {cpu: 100m}}}]
----
-",
                 deployment("a", 1, "cpu: \"1\"", ""),
                 deployment_with(
                     "b",
@@ -535,6 +540,29 @@ spec:
                 )
             ),
             vec![vec![Some(1)], vec![Some(2)]],
+        ),
+        (
+            // The DaemonSet does not tolerate the pool's PreferNoSchedule taint. Its 1 cpu
+            // leaves room for two of `a`'s pods on the one 4-vCPU node the limit allows;
+            // round 2 counts it on that node too, since the template's check made its pod
+            // tolerate PreferNoSchedule in place, so the third pod stays Pending.
+            "isDaemonPodCompatible tolerates PreferNoSchedule, then getCompatibleDaemonPods",
+            format!(
+                "{}{}{}",
+                pool(
+                    "p",
+                    "limits: {cpu: \"4\"},",
+                    "requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [c6i.xlarge]}], taints: [{key: soft, value: \"true\", effect: PreferNoSchedule}]"
+                ),
+                daemonset("resources: {requests: {cpu: \"1\"}}", ""),
+                deployment(
+                    "a",
+                    3,
+                    "cpu: \"1\"",
+                    "tolerations: [{key: soft, operator: Exists}]"
+                )
+            ),
+            vec![vec![Some(1), Some(1), None]],
         ),
     ];
     for (upstream, yaml, expected) in cases {
