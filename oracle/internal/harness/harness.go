@@ -129,11 +129,10 @@ const ComparedCacheEntries = 2
 // Karpenter's topology picks among equally good domains in Go's random map order
 // (topologygroup.go nextDomainTopologySpread, nextDomainAffinity), so one scenario can end
 // more than one way; karplint, which takes the first domain by name, agrees when it ends
-// one of the ways Karpenter can. A way can be the rarer one: on scenario s20261130-918
-// (a zone spread whose first pod takes one of two empty zones) about one run in two ends as
-// karplint does, so 8 reruns left a 1-in-500 chance of a false disagreement on that one
-// scenario alone. With 40, a way Karpenter takes one run in ten is missed 1.3% of the
-// time; a scenario that agrees costs no rerun.
+// one of the ways Karpenter can. karplint's way need not be the likelier one: on scenario
+// s20261130-918 of the CI seed (a zone spread whose first pod takes one of two empty zones)
+// about one run in two ends as karplint does. With 40 reruns, a way Karpenter takes one run
+// in ten is missed 1.3% of the time; a scenario that agrees costs no rerun.
 const Reruns = 40
 
 // Disagreements are the pods that do not agree.
