@@ -9,7 +9,6 @@ use crate::facts::{Batched, WorkloadFacts};
 use crate::karpenter::scheduler::{self, Existing, PendingWorkload, PodOutcome};
 use crate::karpenter::sim::Failure;
 use crate::model::identity::{Identity, repeats, without_spans};
-use crate::model::{Kind, Object};
 use crate::report::plan::{self, PlanRow};
 use crate::report::{Note, cost};
 use crate::rules::Context;
@@ -36,8 +35,7 @@ pub(super) fn place(
     };
     let copies = redefined(&mut pending);
     let note = within_budget(&mut pending, budget);
-    let daemonsets: Vec<&Object> = cx.index.of_kind(Kind::DaemonSet).collect();
-    let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog, &daemonsets);
+    let mut existing = Existing::new(sim, &cx.cluster.node_groups, cx.catalog);
     facts.sort_unstable_by_key(|f| f.order);
     for p in &mut pending {
         p.pods.meant = (facts.binary_search_by_key(&p.key, |f| f.order).ok())

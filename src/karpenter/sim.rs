@@ -343,13 +343,13 @@ impl<'a, 'c> Simulator<'a, 'c> {
             .of_kind(Kind::DaemonSet)
             .filter_map(|o| {
                 let spec = o.workload()?.pod_spec()?;
-                let mut attempts = pod::attempts(o, spec).ok()?;
+                let mut attempts = admitted.attempts(o, spec).ok()?;
                 let strict = attempts.first()?.strict.clone();
                 Some(DaemonSetPod {
                     attempt: attempts.pop()?,
                     strict,
                     host_ports: pod::host_ports(spec),
-                    tolerations: pod::tolerations(spec, admission),
+                    tolerations: admitted.tolerations(o, spec, admission),
                     requests: admitted.requests(o, spec, version).total,
                     _obj: o,
                 })
@@ -684,12 +684,27 @@ impl<'a, 'c> Simulator<'a, 'c> {
         labels: &Requirements,
     ) -> (ResourceList, Vec<HostPort>) {
         let taints = &self.pools[pool].taints;
+        self.daemons_where(|ds| {
+            !any_untolerated(&ds.tolerations, taints, true) && labels.met_as_labels(&ds.strict)
+        })
+    }
+
+    /// What the DaemonSets that run on a node of a static node group ask of it: those
+    /// whose pods tolerate `tolerates` and whose requirements (after relaxation)
+    /// `matches`, judged by the group.
+    pub(super) fn daemons_on_group(
+        &self,
+        tolerates: impl Fn(&[Toleration]) -> bool,
+        matches: impl Fn(&Requirements) -> bool,
+    ) -> (ResourceList, Vec<HostPort>) {
+        self.daemons_where(|ds| tolerates(&ds.tolerations) && matches(&ds.attempt.requirements))
+    }
+
+    /// The requests and host ports of the DaemonSets `runs` admits.
+    fn daemons_where(&self, runs: impl Fn(&DaemonSetPod) -> bool) -> (ResourceList, Vec<HostPort>) {
         let mut requests = ResourceList::new();
         let mut ports = Vec::new();
-        let runs = |ds: &&DaemonSetPod| {
-            !any_untolerated(&ds.tolerations, taints, true) && labels.met_as_labels(&ds.strict)
-        };
-        for ds in self.daemonsets.iter().filter(runs) {
+        for ds in self.daemonsets.iter().filter(|ds| runs(ds)) {
             requests.add(&ds.requests);
             ports.extend(ds.host_ports.iter().cloned());
         }

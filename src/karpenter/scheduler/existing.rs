@@ -14,10 +14,9 @@
 use super::PendingWorkload;
 use crate::karpenter::catalog::Catalog;
 use crate::karpenter::cluster::NodeGroup;
-use crate::karpenter::pod::{self, HostPort};
+use crate::karpenter::pod::HostPort;
 use crate::karpenter::sim::Simulator;
 use crate::karpenter::taints::{self, Effect};
-use crate::model::{Kind, Object};
 use crate::quantity::ResourceList;
 
 /// Nodes per group the batch fills at the most: a group larger than that is as good as
@@ -44,20 +43,15 @@ struct Node {
 
 impl<'g> Existing<'g> {
     /// The nodes of `groups` (`desiredCapacity`, else `minSize`, up to
-    /// [`MAX_NODES_PER_GROUP`] each), each with the share the `daemonsets` that run there
+    /// [`MAX_NODES_PER_GROUP`] each), each with the share the DaemonSets that run there
     /// take of it.
-    pub fn new(
-        sim: &Simulator,
-        groups: &'g [NodeGroup],
-        catalog: &'g Catalog,
-        daemonsets: &[&Object],
-    ) -> Self {
+    pub fn new(sim: &Simulator, groups: &'g [NodeGroup], catalog: &'g Catalog) -> Self {
         let mut existing = Existing {
             catalog: Some(catalog),
             ..Existing::default()
         };
         for group in groups {
-            let (requests, ports) = daemon_share(sim, group, catalog, daemonsets);
+            let (requests, ports) = daemon_share(sim, group, catalog);
             let free = group.node_allocatable(catalog).map(|a| a.sub(&requests));
             let g = existing.groups.len();
             existing.groups.push(group);
@@ -123,27 +117,13 @@ fn daemon_share(
     sim: &Simulator,
     group: &NodeGroup,
     catalog: &Catalog,
-    daemonsets: &[&Object],
 ) -> (ResourceList, Vec<HostPort>) {
-    let mut requests = ResourceList::new();
-    let mut ports = Vec::new();
-    for ds in daemonsets.iter().filter(|o| o.kind == Kind::DaemonSet) {
-        let Some(spec) = ds.workload().and_then(|w| w.pod_spec()) else {
-            continue;
-        };
-        let admitted = &sim.admitted;
-        let Some(attempt) = admitted.attempts(ds, spec).ok().and_then(|mut a| a.pop()) else {
-            continue;
-        };
-        let tolerations = admitted.tolerations(ds, spec, sim.admission);
-        let runs =
-            group.taints.iter().all(|t| {
-                t.effect == Effect::PreferNoSchedule || taints::is_tolerated(&tolerations, t)
-            }) && group.matches(&attempt.requirements, catalog);
-        if runs {
-            requests.add(&admitted.requests(ds, spec, sim.version).total);
-            ports.extend(pod::host_ports(spec));
-        }
-    }
-    (requests, ports)
+    sim.daemons_on_group(
+        |tolerations| {
+            (group.taints.iter()).all(|t| {
+                t.effect == Effect::PreferNoSchedule || taints::is_tolerated(tolerations, t)
+            })
+        },
+        |requirements| group.matches(requirements, catalog),
+    )
 }

@@ -570,6 +570,38 @@ fn existing_nodes_of_earlier_rounds() {
     }
 }
 
+/// A DaemonSet runs where its admitted pod may: the tolerations its RuntimeClass adds
+/// (`scheduling.tolerations`) let it onto a tainted pool, so each NodeClaim counts its cpu.
+#[test]
+fn daemonset_overhead_with_its_runtime_class_tolerations() {
+    let yaml = format!(
+        "{}{}{}{}",
+        pool(
+            "p",
+            "limits: {cpu: \"4\"},",
+            "requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [c6i.xlarge]}], taints: [{key: sandbox, value: gvisor, effect: NoSchedule}]"
+        ),
+        "apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: gvisor}
+handler: runsc
+scheduling: {tolerations: [{key: sandbox, operator: Exists}]}
+---
+",
+        daemonset(
+            "resources: {requests: {cpu: \"1\"}}",
+            "runtimeClassName: gvisor"
+        ),
+        deployment(
+            "a",
+            3,
+            "cpu: \"1\"",
+            "tolerations: [{key: sandbox, operator: Exists}]"
+        )
+    );
+    assert_eq!(rounds(&yaml), vec![vec![Some(1), Some(1), None]]);
+}
+
 /// The type the only node launches, for a pool of `requirements` and one 1-cpu pod.
 fn launched_type(requirements: &str) -> Option<String> {
     let yaml = format!(
