@@ -607,6 +607,11 @@ struct Batch<'s, 'a, 'c> {
     /// is asked again only once it changed: the replicas of a workload ask each NodeClaim
     /// once between its changes, not once per replica.
     open: std::collections::HashMap<(usize, usize), (usize, Vec<usize>)>,
+    /// Whether some topology term of the batch makes a group ([`Topology::counts`]): if
+    /// none does, the launched nodes have nothing to be counted by.
+    topology_counts: bool,
+    /// Per pool, its NodeClaims in the order they were made.
+    claims_of: Vec<Vec<usize>>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, which of its types are within what is left of its limits, and whether
@@ -631,8 +636,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// An empty batch over `workloads`: `NewTopology` → `Update` of every pod as written.
     fn new(sim: &'s Simulator<'a, 'c>, workloads: &[PendingWorkload]) -> Self {
         let (topology, owned) = fresh_topology(sim, workloads);
+        let topology_counts = workloads.iter().any(|w| {
+            let mut terms = w.steps.iter().flat_map(|s| &s.terms).chain(&w.inverse);
+            terms.any(|t| topology.counts(sim, t))
+        });
         Batch {
             sim,
+            topology_counts,
+            claims_of: vec![Vec::new(); sim.pools.len()],
             topology,
             owned,
             claims: Vec::new(),
@@ -893,13 +904,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     }
 
     /// The next round's topology: every group made afresh, counting the pods on the
-    /// launched nodes. A batch none of whose pods has a topology term has nothing to count.
-    /// Whether the recount frees a domain ([`Topology::frees_domains`]).
+    /// launched nodes. A batch none of whose topology terms makes a group has nothing to
+    /// count. Whether the recount frees a domain ([`Topology::frees_domains`]).
     fn settle_topology(&mut self, workloads: &[PendingWorkload]) -> bool {
-        let has_terms = |w: &PendingWorkload| {
-            !w.inverse.is_empty() || w.steps.iter().any(|s| !s.terms.is_empty())
-        };
-        if !workloads.iter().any(has_terms) {
+        if !self.topology_counts {
             return false;
         }
         let (mut topology, owned) = fresh_topology(self.sim, workloads);
@@ -1059,9 +1067,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let mark = self.changes.len();
         let mut open = match self.open.remove(&(w, k)) {
             Some((since, open)) => self.with_changed(open, since),
-            None => (self.order.iter().copied())
-                .filter(|&c| joinable[self.pool_of[c] as usize])
-                .collect(),
+            None => self.claims_of_pools(joinable),
         };
         // The list is compacted in place: the first `kept` of the `asked` so far stay open.
         let (mut kept, mut asked) = (0, 0);
@@ -1091,6 +1097,23 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         open.drain(kept..asked);
         self.open.insert((w, k), (mark, open));
         joined
+    }
+
+    /// The NodeClaims of the pools in `joinable`, in `order` (sorted). A pod joins the
+    /// NodeClaims of few pools among many: theirs, gathered and put in order, are fewer than
+    /// the NodeClaims `order` holds.
+    fn claims_of_pools(&self, joinable: &[bool]) -> Vec<usize> {
+        let of = || (self.claims_of.iter().zip(joinable)).filter_map(|(c, &j)| j.then_some(c));
+        let count: usize = of().map(Vec::len).sum();
+        if count.saturating_mul(8) < self.order.len() {
+            let mut claims: Vec<usize> = of().flatten().copied().collect();
+            claims.sort_unstable_by_key(|&c| self.position[c]);
+            claims
+        } else {
+            (self.order.iter().copied())
+                .filter(|&c| joinable[self.pool_of[c] as usize])
+                .collect()
+        }
     }
 
     /// `open`, a list of NodeClaims in `order` as it was when `changes` was `since` long,
@@ -1193,6 +1216,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         } = joining;
         let claim = &self.claims[c];
         let pool = &self.sim.pools[claim.pool];
+        // A label the NodeClaim had no requirement on may now take a pod it refused as
+        // undefined (`Compatible`: "label %q does not have known values").
+        if requirements.keys().any(|k| !claim.requirements.has(k)) {
+            self.refusals.event(claim.pool);
+        }
         let taints = pool.taints.iter().map(|(t, _)| t);
         self.topology
             .add(w, &requirements, &claim.hostname, taints, pool.flavor);
@@ -1468,6 +1496,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         claim.ports = pod.host_ports.clone();
         claim.workloads.push(w);
         self.order.push(self.claims.len());
+        self.claims_of[i].push(self.claims.len());
         self.sorted = false;
         self.changes.push(self.claims.len());
         self.pool_of.push(i as u32);

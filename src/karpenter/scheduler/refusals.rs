@@ -2,13 +2,16 @@
 //! when something happened that may take it.
 //!
 //! A pod no topology group concerns is refused by a planned NodeClaim, or by a pool's new
-//! NodeClaim, on what that NodeClaim and what is left of that pool's limits are. Both only
-//! shrink while the batch runs: a NodeClaim that takes a pod, or launches as one type,
-//! keeps fewer types and less room, and a new NodeClaim spends its pool's limits. Two
-//! things may take a pod that was refused: a NodeClaim made since in a pool it may join,
-//! and limits a pool gave back when its NodeClaims launched (`Batch::charge_launched`).
-//! Until one of those happens in one of its pools, trying the pod again would refuse it
-//! again. Karpenter tries it again; karplint copies the refusal, and, once the round
+//! NodeClaim, on what that NodeClaim and what is left of that pool's limits are. Both
+//! mostly shrink while the batch runs: a NodeClaim that takes a pod, or launches as one
+//! type, keeps fewer types and less room, and a new NodeClaim spends its pool's limits.
+//! Three things may take a pod that was refused: a NodeClaim made since in a pool it may
+//! join; limits a pool gave back when its NodeClaims launched (`Batch::charge_launched`);
+//! and a NodeClaim that took a pod asking a label the NodeClaim had no requirement on, since
+//! `Compatible` refuses a pod that asks a label the NodeClaim does not define ("label %q
+//! does not have known values") and accepts it once another pod's requirement (a
+//! preferred `NotIn`, say) defines it (`Batch::join`). Until one of those happens in one of
+//! its pools, trying the pod again would refuse it again. Karpenter tries it again; karplint copies the refusal, and, once the round
 //! ends, tries each such workload once more for the failure its error shows then (a pool
 //! it cannot join may have spent or regained its limits, which changes the words).
 
@@ -20,7 +23,7 @@ use super::Shown;
 #[derive(Default)]
 pub(super) struct Refusals {
     /// The pool of each event that may take a refused pod, in order: a NodeClaim made
-    /// there, or limits it gave back.
+    /// there, limits it gave back, or a label one of its NodeClaims came to define.
     events: Vec<u32>,
     /// Per workload whose last try was refused.
     refused: HashMap<usize, Refused>,

@@ -199,6 +199,35 @@ fn upstream_batches() {
             ),
             vec![vec![some("p"), None]],
         ),
+        (
+            // requirements.go `Compatible`: a NodeClaim refuses a pod asking a custom label
+            // it does not define ("label %q does not have known values"), and takes it
+            // once another pod's preferred `NotIn` on that label joined it (queue: `first`,
+            // then `strict` by memory, then `lenient`).
+            "Compatible: a label a NodeClaim came to define takes a pod it refused",
+            format!(
+                "{}{}{}{}",
+                pool("p", "", "requirements: []"),
+                deployment("first", 1, "cpu: \"1\"", ""),
+                deployment(
+                    "strict",
+                    2,
+                    "cpu: 500m, memory: 1Gi",
+                    "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: team, operator: In, values: [green]}]}]}}}"
+                ),
+                deployment(
+                    "lenient",
+                    2,
+                    "cpu: 500m, memory: 128Mi",
+                    "affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: team, operator: NotIn, values: [blue]}]}}]}}"
+                )
+            ),
+            vec![
+                vec![some("p")],
+                vec![some("p"), some("p")],
+                vec![some("p"), some("p")],
+            ],
+        ),
     ];
     for (upstream, yaml, expected) in cases {
         assert_eq!(placed(&yaml), expected, "{upstream}");

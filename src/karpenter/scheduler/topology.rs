@@ -600,10 +600,18 @@ impl Topology {
     /// rather than judged against an empty set of domains. Pod affinity is assumed so only
     /// when some pod of the batch is there to follow (once its node launches, its zone is
     /// known).
-    fn zones_unknown(&mut self, sim: &Simulator, term: &Term) -> bool {
+    fn zones_unknown(&self, sim: &Simulator, term: &Term) -> bool {
         term.key == LABEL_ZONE
             && (term.kind != GroupType::PodAffinity || self.pods.iter().any(|p| term.selects(p)))
             && domain_universe(sim, &term.key).is_empty()
+    }
+
+    /// Whether `term` makes a group that counts pods: not one assumed satisfiable because
+    /// the run names no zone ([`Topology::zones_unknown`]). Relaxing a pod drops terms and
+    /// narrows a spread's filter, never its key, so a batch none of whose terms counts
+    /// never makes a group.
+    pub fn counts(&self, sim: &Simulator, term: &Term) -> bool {
+        !self.zones_unknown(sim, term)
     }
 
     /// The first domain of `key`, by name, that some NodePool offers and `allowed` allows:
