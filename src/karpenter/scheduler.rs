@@ -1437,7 +1437,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 Err(f) => {
                     shown(&mut first, &f);
                     if remembered {
-                        *known = Known::Refuses(*f);
+                        *known = Known::Refuses(f);
                     }
                 }
             }
@@ -1582,7 +1582,7 @@ type PoolsKnown = Vec<Option<(u32, Known)>>;
 enum Known {
     /// It refuses, with this failure: a new NodeClaim failed for a pod no topology group
     /// concerns.
-    Refuses(Failure),
+    Refuses(Box<Failure>),
     /// The pool's gate refuses ([`Simulator::gate`]), else its limits leave none of its
     /// types ([`Failure::AllTypesExceedLimits`]): the failure is looked up when an error
     /// shows it, not copied for each workload.
