@@ -32,7 +32,7 @@ use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
 use refusals::Refusals;
 use std::borrow::Cow;
-use topology::{GroupType, PodIdentity, Term, Topology};
+use topology::{Compat, GroupType, PodIdentity, Term, Topology};
 
 mod existing;
 mod launched;
@@ -915,16 +915,23 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             let pool = &self.sim.pools[claim.pool];
             topology.settle(topology::Settled {
                 workloads: claim.workloads.clone(),
-                requirements: claim.requirements.clone(),
+                requirements: self.node_labels(claim),
                 hostname: claim.hostname.clone(),
                 taints: pool.taints.iter().map(|(t, _)| t.clone()).collect(),
-                flavor: pool.flavor,
             });
         }
         let freed = topology.frees_domains(&self.topology);
         self.topology = topology;
         self.owned = owned;
         freed
+    }
+
+    /// The labels of the node NodeClaim `c` launched as ([`launched::node_labels`]).
+    fn node_labels(&self, c: &Claim) -> Requirements {
+        launched::node_labels(
+            &c.requirements,
+            self.launched_type(c).map(|t| t.requirements),
+        )
     }
 
     /// The type NodeClaim `c` launches: the cheapest still open to it ([`LaunchOrder`]), at
@@ -1222,8 +1229,16 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             self.refusals.event(claim.pool);
         }
         let taints = pool.taints.iter().map(|(t, _)| t);
-        self.topology
-            .add(w, &requirements, &claim.hostname, taints, pool.flavor);
+        // A node launched in an earlier round records the pod on its labels and the pod's
+        // requirements (`ExistingNode.Add`), a NodeClaim on its requirements.
+        if claim.launched.is_some() {
+            let mut labels = self.node_labels(claim);
+            labels.add_all(&requirements);
+            (self.topology).add(w, &labels, &claim.hostname, taints, Compat::Labels);
+        } else {
+            let compat = Compat::Claim(pool.flavor);
+            (self.topology).add(w, &requirements, &claim.hostname, taints, compat);
+        }
         let claim = &mut self.claims[c];
         claim.requirements = requirements;
         claim.types = indices(&types);
@@ -1490,8 +1505,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.refusals.event(i);
         let requests = self.sim.judged_requests(pool, &pod.requests.total);
         let taints = pool.taints.iter().map(|(t, _)| t);
-        self.topology
-            .add(w, &requirements, &hostname, taints, pool.flavor);
+        let compat = Compat::Claim(pool.flavor);
+        (self.topology).add(w, &requirements, &hostname, taints, compat);
         let mut claim = Claim::new(i, requirements, &types, requests, hostname);
         claim.ports = pod.host_ports.clone();
         claim.workloads.push(w);

@@ -102,20 +102,40 @@ pub struct NodeFilter {
     tolerations: Vec<Toleration>,
 }
 
+/// What a node's requirements are to a filter's (`Requirements.Compatible`'s options).
+#[derive(Debug, Clone, Copy)]
+pub enum Compat {
+    /// A NodeClaim still to launch, of a pool with this label flavour: an undefined
+    /// well-known label is allowed (`NodeClaim.CanAdd` records with
+    /// `AllowUndefinedWellKnownLabels`).
+    Claim(LabelFlavor),
+    /// A node's labels (a node launched in an earlier round): a label the node lacks
+    /// matches only a `NotIn` or `DoesNotExist` (`countDomains` and `ExistingNode` call
+    /// `Compatible` with no option).
+    Labels,
+}
+
+impl Compat {
+    /// `node.Compatible(filter, options)`.
+    fn compatible(self, node: &Requirements, filter: &Requirements) -> bool {
+        match self {
+            Compat::Claim(flavor) => node.compatible_with_ok(filter, flavor),
+            Compat::Labels => node.met_as_labels(filter),
+        }
+    }
+}
+
 impl NodeFilter {
     /// `TopologyNodeFilter.Matches`.
     fn matches<'t>(
         &self,
         taints: impl IntoIterator<Item = &'t Taint>,
         requirements: &Requirements,
-        flavor: LabelFlavor,
+        compat: Compat,
     ) -> bool {
         let affinity = !self.honor_affinity
             || self.requirements.is_empty()
-            || self
-                .requirements
-                .iter()
-                .any(|r| requirements.compatible_with_ok(r, flavor));
+            || (self.requirements.iter()).any(|r| compat.compatible(requirements, r));
         affinity && (!self.honor_taints || tolerates_all(&self.tolerations, taints))
     }
 }
@@ -219,13 +239,13 @@ impl Term {
         pod: &PodIdentity,
         taints: impl IntoIterator<Item = &'t Taint>,
         requirements: &Requirements,
-        flavor: LabelFlavor,
+        compat: Compat,
     ) -> bool {
         self.selects(pod)
             && self
                 .filter
                 .as_ref()
-                .is_none_or(|f| f.matches(taints, requirements, flavor))
+                .is_none_or(|f| f.matches(taints, requirements, compat))
     }
 }
 
@@ -299,7 +319,7 @@ impl Group {
     fn record_pod(&mut self, pod: &PodIdentity, p: &Settled) {
         if self
             .term
-            .counts(pod, p.taints.iter(), &p.requirements, p.flavor)
+            .counts(pod, p.taints.iter(), &p.requirements, Compat::Labels)
         {
             self.record_on(&p.requirements, &p.hostname);
         }
@@ -320,7 +340,7 @@ impl Group {
             return;
         }
         let filtered = (self.term.filter.as_ref())
-            .is_some_and(|f| !f.matches(node.taints.iter(), &node.requirements, node.flavor));
+            .is_some_and(|f| !f.matches(node.taints.iter(), &node.requirements, Compat::Labels));
         let domains = domains_of(&node.requirements, &self.term.key, &node.hostname);
         if !filtered
             && !domains.is_complement()
@@ -539,15 +559,14 @@ pub struct Topology {
     settled: Vec<Settled>,
 }
 
-/// A launched node: the workload of each pod on it, and the node's requirements,
-/// hostname, taints and label flavour.
+/// A launched node: the workload of each pod on it, its labels (`NewLabelRequirements`),
+/// hostname and taints.
 #[derive(Debug, Clone)]
 pub struct Settled {
     pub workloads: Vec<usize>,
     pub requirements: Requirements,
     pub hostname: String,
     pub taints: Vec<Taint>,
-    pub flavor: LabelFlavor,
 }
 
 impl Topology {
@@ -726,7 +745,10 @@ impl Topology {
         let inverse = self.inverse_selecting[w]
             .iter()
             .map(|&g| &self.inverse[g])
-            .filter(|g| g.term.counts(pod, taints.clone(), node, flavor));
+            .filter(|g| {
+                g.term
+                    .counts(pod, taints.clone(), node, Compat::Claim(flavor))
+            });
         let mut out = Requirements::new();
         for group in owned.iter().map(|&g| &self.groups[g]).chain(inverse) {
             let key = &group.term.key;
@@ -776,7 +798,7 @@ impl Topology {
                 &node.requirements,
                 &node.hostname,
                 node.taints.iter(),
-                node.flavor,
+                Compat::Labels,
             );
         }
         for group in &mut self.groups {
@@ -795,7 +817,7 @@ impl Topology {
         requirements: &Requirements,
         hostname: &str,
         taints: impl IntoIterator<Item = &'t Taint> + Clone,
-        flavor: LabelFlavor,
+        compat: Compat,
     ) {
         for g in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
             if g.term.key == LABEL_HOSTNAME {
@@ -805,7 +827,7 @@ impl Topology {
         let pod = &self.pods[w];
         for &g in &self.selecting[w] {
             let group = &mut self.groups[g];
-            if group.term.counts(pod, taints.clone(), requirements, flavor) {
+            if group.term.counts(pod, taints.clone(), requirements, compat) {
                 group.record_on(requirements, hostname);
             }
         }
@@ -882,4 +904,56 @@ fn build_domain_universe(sim: &Simulator, key: &str) -> DomainUniverse {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::karpenter::requirements::Operator;
+
+    fn reqs(list: &[(&str, &str, &[&str])]) -> Requirements {
+        (list.iter())
+            .map(|(key, op, values)| {
+                let op: Operator = op.parse().expect("an operator");
+                Requirement::new(key, op, values.iter().copied()).expect("a requirement")
+            })
+            .collect()
+    }
+
+    /// `TopologyNodeFilter.Matches` → `Requirements.Compatible`: `NodeClaim.CanAdd` records
+    /// with `AllowUndefinedWellKnownLabels`, `countDomains` and `ExistingNode` with no
+    /// option, so a node launched in an earlier round whose labels lack a well-known key
+    /// (a t3 has no `instance-gpu-count` label) is not counted by a spread whose pod
+    /// requires that key.
+    #[test]
+    fn topology_node_filter_matches_compatible_options() {
+        let gpu = reqs(&[("karpenter.k8s.aws/instance-gpu-count", "Exists", &[])]);
+        let no_gpu = reqs(&[("karpenter.k8s.aws/instance-gpu-count", "DoesNotExist", &[])]);
+        let t3 = reqs(&[
+            ("karpenter.k8s.aws/instance-family", "In", &["t3"]),
+            ("topology.kubernetes.io/zone", "In", &["us-east-1a"]),
+        ]);
+        let g6f = reqs(&[
+            ("karpenter.k8s.aws/instance-gpu-count", "In", &["1"]),
+            ("topology.kubernetes.io/zone", "In", &["us-east-1b"]),
+        ]);
+        let claim = Compat::Claim(LabelFlavor::KarpenterAws);
+        // (node, filter, compatibility, matches)
+        let cases = [
+            (&t3, &gpu, claim, true),
+            (&t3, &gpu, Compat::Labels, false),
+            (&g6f, &gpu, Compat::Labels, true),
+            (&t3, &no_gpu, Compat::Labels, true),
+            (&g6f, &no_gpu, Compat::Labels, false),
+        ];
+        for (i, (node, filter, compat, expected)) in cases.into_iter().enumerate() {
+            let f = NodeFilter {
+                requirements: vec![filter.clone()],
+                honor_affinity: true,
+                honor_taints: false,
+                tolerations: Vec::new(),
+            };
+            assert_eq!(f.matches([], node, compat), expected, "case {i}");
+        }
+    }
 }
