@@ -745,6 +745,8 @@ impl Topology {
         let inverse = self.inverse_selecting[w]
             .iter()
             .map(|&g| &self.inverse[g])
+            // An inverse group is an anti-affinity term, with no node filter: how the
+            // node's requirements are read does not matter to it.
             .filter(|g| {
                 g.term
                     .counts(pod, taints.clone(), node, Compat::Claim(flavor))
