@@ -607,8 +607,9 @@ struct Batch<'s, 'a, 'c> {
     /// is asked again only once it changed: the replicas of a workload ask each NodeClaim
     /// once between its changes, not once per replica.
     open: std::collections::HashMap<(usize, usize), (usize, Vec<usize>)>,
-    /// Whether some topology term of the batch makes a group ([`Topology::counts`]): if
-    /// none does, the launched nodes have nothing to be counted by.
+    /// Whether some topology term of the batch makes a group ([`Topology::makes_group`]):
+    /// if none does, the topology counts nothing, and neither settling launched nodes nor
+    /// recording pods on their labels is of use.
     topology_counts: bool,
     /// Per pool, its NodeClaims in the order they were made.
     claims_of: Vec<Vec<usize>>,
@@ -638,7 +639,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let (topology, owned) = fresh_topology(sim, workloads);
         let topology_counts = workloads.iter().any(|w| {
             let mut terms = w.steps.iter().flat_map(|s| &s.terms).chain(&w.inverse);
-            terms.any(|t| topology.counts(sim, t))
+            terms.any(|t| topology.makes_group(sim, t))
         });
         Batch {
             sim,
@@ -1106,9 +1107,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         joined
     }
 
-    /// The NodeClaims of the pools in `joinable`, in `order` (sorted). A pod joins the
-    /// NodeClaims of few pools among many: theirs, gathered and put in order, are fewer than
-    /// the NodeClaims `order` holds.
+    /// The NodeClaims of the pools in `joinable`, in `order`. When they are fewer than an
+    /// eighth of all (a pod joins few pools among many), they are gathered from their
+    /// pools' lists and sorted by place; otherwise `order` is filtered.
     fn claims_of_pools(&self, joinable: &[bool]) -> Vec<usize> {
         let of = || (self.claims_of.iter().zip(joinable)).filter_map(|(c, &j)| j.then_some(c));
         let count: usize = of().map(Vec::len).sum();
@@ -1230,8 +1231,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         let taints = pool.taints.iter().map(|(t, _)| t);
         // A node launched in an earlier round records the pod on its labels and the pod's
-        // requirements (`ExistingNode.Add`), a NodeClaim on its requirements.
-        if claim.launched.is_some() {
+        // requirements (`ExistingNode.Add`), a NodeClaim on its requirements. Working out
+        // the labels is of no use when no group counts.
+        if claim.launched.is_some() && self.topology_counts {
             let mut labels = self.node_labels(claim);
             labels.add_all(&requirements);
             (self.topology).add(w, &labels, &claim.hostname, taints, Compat::Labels);

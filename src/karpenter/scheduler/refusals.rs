@@ -11,7 +11,8 @@
 //! `Compatible` refuses a pod that asks a label the NodeClaim does not define ("label %q
 //! does not have known values") and accepts it once another pod's requirement (a
 //! preferred `NotIn`, say) defines it (`Batch::join`). Until one of those happens in one of
-//! its pools, trying the pod again would refuse it again. Karpenter tries it again; karplint copies the refusal, and, once the round
+//! its pools, trying the pod again would refuse it again. Karpenter tries it again;
+//! karplint copies the refusal, and, once the round
 //! ends, tries each such workload once more for the failure its error shows then (a pool
 //! it cannot join may have spent or regained its limits, which changes the words).
 

@@ -629,7 +629,7 @@ impl Topology {
     /// the run names no zone ([`Topology::zones_unknown`]). Relaxing a pod drops terms and
     /// narrows a spread's filter, never its key, so a batch none of whose terms counts
     /// never makes a group.
-    pub fn counts(&self, sim: &Simulator, term: &Term) -> bool {
+    pub fn makes_group(&self, sim: &Simulator, term: &Term) -> bool {
         !self.zones_unknown(sim, term)
     }
 
