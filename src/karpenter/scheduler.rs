@@ -25,7 +25,7 @@ use super::pod::{self, Attempt, HostPort, Requests};
 use super::pool::{Demand, Pool, PoolType};
 use super::preferences::{Relaxable, Relaxation};
 use super::requirements::{LABEL_CAPACITY_TYPE, LABEL_ZONE, Requirement, Requirements};
-use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator};
+use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator, TypeBound};
 use super::taints::{Effect, Toleration, TolerationOperator};
 use crate::model::workload::{PodSpec, TopologySpreadConstraint};
 use crate::model::{Kind, Object};
@@ -382,6 +382,11 @@ fn demand_on<'d>(
     fixed.map_or_else(|| Cow::Owned(sim.demand(pool, requests, t)), Cow::Borrowed)
 }
 
+/// Whether `left` leaves `need` of each [`HEADROOM`] resource.
+fn fits(need: &[i128; HEADROOM.len()], left: &[i128; HEADROOM.len()]) -> bool {
+    need.iter().zip(left).all(|(need, left)| need <= left)
+}
+
 /// Raises each of `most` to the matching value of `left`.
 fn raise(most: &mut [i128; HEADROOM.len()], left: [i128; HEADROOM.len()]) {
     for (most, left) in most.iter_mut().zip(left) {
@@ -582,6 +587,9 @@ struct Batch<'s, 'a, 'c> {
     /// Whether `order` is sorted: sorting again changes nothing until a NodeClaim is made
     /// or takes a pod.
     sorted: bool,
+    /// The NodeClaim that changed since `order` was last sorted, when only one did: the
+    /// sort then moves it alone.
+    moved: Option<usize>,
     /// Each pool's place among the pools by name: a launched node is named after its pool.
     name_rank: Vec<u32>,
     /// Whether Karpenter would have sorted `order` since it last changed: a pod was tried
@@ -613,6 +621,10 @@ struct Batch<'s, 'a, 'c> {
     topology_counts: bool,
     /// Per pool, its NodeClaims in the order they were made.
     claims_of: Vec<Vec<usize>>,
+    /// Per pool, the most any of its NodeClaims has left of each [`HEADROOM`] resource
+    /// (`None`: to be reckoned again, since one of them took a pod or launched): a pod
+    /// asking more passes over every NodeClaim of the pool at once.
+    pool_room: Vec<Option<[i128; HEADROOM.len()]>>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, which of its types are within what is left of its limits, and whether
@@ -626,6 +638,10 @@ struct Batch<'s, 'a, 'c> {
     /// depends on what is left of the pool's limits alone.
     refused_new: std::collections::HashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
+    /// Per (pool, [`Shapes`] id), what the pool's types within its limits hold at most for
+    /// pods of that shape ([`TypeBound`]), with the pool's `spent` then.
+    bounds: std::collections::HashMap<(usize, u32), (u32, Option<TypeBound>)>,
+    shapes: Shapes,
     /// The refusals a pod may take again without a try.
     refusals: Refusals,
     launch_order: LaunchOrder,
@@ -645,6 +661,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             sim,
             topology_counts,
             claims_of: vec![Vec::new(); sim.pools.len()],
+            pool_room: vec![None; sim.pools.len()],
             topology,
             owned,
             claims: Vec::new(),
@@ -653,6 +670,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             order: Vec::new(),
             position: Vec::new(),
             sorted: true,
+            moved: None,
             sort_due: false,
             name_rank: name_ranks(sim),
             changes: Vec::new(),
@@ -664,6 +682,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             spent: vec![0; sim.pools.len()],
             refused_new: std::collections::HashMap::new(),
             memo: OutcomeMemo::default(),
+            bounds: std::collections::HashMap::new(),
+            shapes: Shapes::default(),
             refusals: Refusals::default(),
             launch_order: LaunchOrder::new(
                 sim.pools.first().map_or(&[], |p| p.catalog()),
@@ -876,9 +896,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             claim.launched = Some(seq);
             seq += 1;
             self.headroom[c] = claim.headroom(self.sim);
+            self.pool_room[claim.pool] = None;
         }
         // Existing nodes come first in the next round's order.
         self.sorted = false;
+        self.moved = None;
         zone_settled &= self.topology.uses_key(LABEL_ZONE);
         // The launched NodeClaims narrow, and the next round counts afresh.
         self.open.clear();
@@ -1049,11 +1071,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if remembered || self.topology.host_may_refuse(owned) {
             return self.add_to_open((w, k), pod, step, (owned, remembered), &joinable);
         }
-        for i in 0..self.order.len() {
-            let c = self.order[i];
-            if !joinable[self.pool_of[c] as usize] {
-                continue;
-            }
+        for c in self.claims_with_room(&joinable, pod) {
             if let Some(joining) = self.can_add(c, w, pod, step, owned) {
                 return Some(self.join(c, w, pod, joining));
             }
@@ -1075,7 +1093,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let mark = self.changes.len();
         let mut open = match self.open.remove(&(w, k)) {
             Some((since, open)) => self.with_changed(open, since),
-            None => self.claims_of_pools(joinable),
+            None => self.claims_with_room(joinable, pod),
         };
         // The list is compacted in place: the first `kept` of the `asked` so far stay open.
         let (mut kept, mut asked) = (0, 0);
@@ -1107,21 +1125,32 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         joined
     }
 
-    /// The NodeClaims of the pools in `joinable`, in `order`. When they are fewer than an
-    /// eighth of all (a pod joins few pools among many), they are gathered from their
-    /// pools' lists and sorted by place; otherwise `order` is filtered.
-    fn claims_of_pools(&self, joinable: &[bool]) -> Vec<usize> {
-        let of = || (self.claims_of.iter().zip(joinable)).filter_map(|(c, &j)| j.then_some(c));
-        let count: usize = of().map(Vec::len).sum();
-        if count.saturating_mul(8) < self.order.len() {
-            let mut claims: Vec<usize> = of().flatten().copied().collect();
-            claims.sort_unstable_by_key(|&c| self.position[c]);
-            claims
-        } else {
-            (self.order.iter().copied())
-                .filter(|&c| joinable[self.pool_of[c] as usize])
-                .collect()
+    /// The NodeClaims of the pools in `joinable` with room for a pod of `pod`
+    /// ([`Batch::has_room_for`]), in `order`: `can_add` refuses the others at once, and goes
+    /// on refusing them until they change.
+    fn claims_with_room(&mut self, joinable: &[bool], pod: &PendingWorkload) -> Vec<usize> {
+        let mut claims = Vec::new();
+        for (i, _) in joinable.iter().enumerate().filter(|(_, j)| **j) {
+            if !fits(&pod.room, &self.pool_room(i)) {
+                continue;
+            }
+            let room = |&&c: &&usize| self.has_room_for(c, pod);
+            claims.extend(self.claims_of[i].iter().filter(room));
         }
+        claims.sort_unstable_by_key(|&c| self.position[c]);
+        claims
+    }
+
+    /// [`Batch::pool_room`] of pool `i`, reckoned again when due.
+    fn pool_room(&mut self, i: usize) -> [i128; HEADROOM.len()] {
+        let (claims, headroom) = (&self.claims_of[i], &self.headroom);
+        *self.pool_room[i].get_or_insert_with(|| {
+            let mut most = [i128::MIN; HEADROOM.len()];
+            for &c in claims {
+                raise(&mut most, headroom[c]);
+            }
+            most
+        })
     }
 
     /// `open`, a list of NodeClaims in `order` as it was when `changes` was `since` long,
@@ -1154,23 +1183,62 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if self.sorted {
             return;
         }
-        let mut order = std::mem::take(&mut self.order);
-        // One integer per NodeClaim: the existing nodes by (pool name, launch), then the
-        // round's NodeClaims by pod count.
-        order.sort_by_key(|&c| {
-            let claim = &self.claims[c];
-            match claim.launched {
-                Some(seq) => u64::from(self.name_rank[claim.pool]) << 32 | u64::from(seq),
-                None => 1 << 63 | claim.workloads.len() as u64,
+        match self.moved.take() {
+            Some(c) => self.move_claim(c),
+            None => {
+                let mut order = std::mem::take(&mut self.order);
+                order.sort_by_key(|&c| self.sort_key(c));
+                self.position.resize(self.claims.len(), 0);
+                for (i, &c) in order.iter().enumerate() {
+                    self.position[c] = i;
+                }
+                self.order = order;
             }
-        });
-        self.position.resize(self.claims.len(), 0);
-        for (i, &c) in order.iter().enumerate() {
-            self.position[c] = i;
         }
-        self.order = order;
         self.sorted = true;
         self.sort_due = false;
+    }
+
+    /// NodeClaim `c`'s key in [`Batch::sort_claims`]: the existing nodes by (pool name,
+    /// launch), then the round's NodeClaims by pod count.
+    fn sort_key(&self, c: usize) -> u64 {
+        let claim = &self.claims[c];
+        match claim.launched {
+            Some(seq) => u64::from(self.name_rank[claim.pool]) << 32 | u64::from(seq),
+            None => 1 << 63 | claim.workloads.len() as u64,
+        }
+    }
+
+    /// The stable sort of `order` when NodeClaim `c` alone changed since the last one (it
+    /// took a pod, or was made and put last): `c` goes among the NodeClaims of its new key,
+    /// before those it preceded and after those it followed.
+    fn move_claim(&mut self, c: usize) {
+        // A NodeClaim just made has no place yet: it was put last.
+        let from = match self.position.get(c) {
+            Some(&at) => at,
+            None => {
+                self.position.resize(self.claims.len(), 0);
+                self.order.len() - 1
+            }
+        };
+        // The full sort this stands for, to check against in tests.
+        #[cfg(debug_assertions)]
+        let expected = {
+            let mut order = self.order.clone();
+            order.sort_by_key(|&o| self.sort_key(o));
+            order
+        };
+        self.order.remove(from);
+        let key = self.sort_key(c);
+        let below = self.order.partition_point(|&o| self.sort_key(o) < key);
+        let up_to = self.order.partition_point(|&o| self.sort_key(o) <= key);
+        let to = from.clamp(below, up_to);
+        self.order.insert(to, c);
+        for i in from.min(to)..=from.max(to) {
+            self.position[self.order[i]] = i;
+        }
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(self.order, expected, "moving NodeClaim {c}");
     }
 
     /// The pools whose NodeClaims may take pods of workload `w` at relaxation step `k`:
@@ -1211,6 +1279,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             self.refused_new.remove(&(w, k));
             self.joinable.remove(&(w, k));
             self.open.remove(&(w, k));
+            self.shapes.of.remove(&(w, k));
         }
     }
 
@@ -1250,6 +1319,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         claim.ports.extend(pod.host_ports.iter().cloned());
         claim.workloads.push(w);
         self.headroom[c] = headroom;
+        self.pool_room[claim.pool] = None;
+        self.moved = self.sorted.then_some(c);
         self.sorted = false;
         self.changes.push(c);
         claim.pool
@@ -1257,9 +1328,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
 
     /// Whether a pod of `pod` fits in what NodeClaim `c`'s roomiest types have left.
     fn has_room_for(&self, c: usize, pod: &PendingWorkload) -> bool {
-        (pod.room.iter())
-            .zip(self.headroom[c])
-            .all(|(&need, left)| need <= left)
+        fits(&pod.room, &self.headroom[c])
     }
 
     /// `NodeClaim.CanAdd` on a planned NodeClaim: its taints, its requirements so far, the
@@ -1445,7 +1514,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 _ => {}
             }
             self.within_remaining(i);
-            match self.new_claim(i, w, pod, (step, owned), &hostname) {
+            let bound = self.type_bound(i, (w, k), pod, step);
+            match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &hostname) {
                 Ok((types, requirements)) => {
                     self.open_claim(i, w, pod, (types, requirements), hostname);
                     placed = Some(i);
@@ -1514,10 +1584,15 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         claim.workloads.push(w);
         self.order.push(self.claims.len());
         self.claims_of[i].push(self.claims.len());
+        self.moved = self.sorted.then_some(self.claims.len());
         self.sorted = false;
         self.changes.push(self.claims.len());
         self.pool_of.push(i as u32);
-        self.headroom.push(claim.headroom(self.sim));
+        let headroom = claim.headroom(self.sim);
+        if let Some(most) = &mut self.pool_room[i] {
+            raise(most, headroom);
+        }
+        self.headroom.push(headroom);
         self.claims.push(claim);
     }
 
@@ -1533,6 +1608,32 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 (mask, left)
             })
             .1
+    }
+
+    /// What pool `i`'s types within what is left of its limits hold at most for the pods
+    /// of workload `w` at step `k` ([`TypeBound`]), reckoned once per change of the pool's
+    /// limits for all pods of the same shape.
+    fn type_bound(
+        &mut self,
+        i: usize,
+        (w, k): (usize, usize),
+        pod: &PendingWorkload,
+        step: &Step,
+    ) -> Option<TypeBound> {
+        let shape = self
+            .shapes
+            .id((w, k), &step.attempt.requirements, &pod.host_ports);
+        let spent = self.spent[i];
+        if let Some((at, bound)) = self.bounds.get(&(i, shape))
+            && *at == spent
+        {
+            return bound.clone();
+        }
+        let bound = self
+            .sim
+            .type_bound(i, &self.pod_data(i, pod, &step.attempt));
+        self.bounds.insert((i, shape), (spent, bound.clone()));
+        bound
     }
 
     /// The pod as the simulator's stages read it, on a new NodeClaim of pool `i`: the
@@ -1552,6 +1653,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             host_ports: &pod.host_ports,
             exhaustive: true,
             within: self.within_remaining[i].as_ref().map(|(mask, _)| &mask[..]),
+            bound: None,
             id: usize::MAX - 1,
             memo: &self.memo,
         }
@@ -1565,7 +1667,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         i: usize,
         w: usize,
         pod: &PendingWorkload,
-        (step, owned): (&Step, &[usize]),
+        (step, owned, bound): (&Step, &[usize], Option<&TypeBound>),
         hostname: &str,
     ) -> Result<(Vec<PoolType<'s, 'c>>, Requirements), Box<Failure>> {
         let pool = &self.sim.pools[i];
@@ -1575,7 +1677,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             .topology_requirements(w, step, owned, i, &requirements, hostname)
             .map_err(|r| Box::new(r.failure()))?;
         if topology.is_empty() {
-            let data = self.pod_data(i, pod, &step.attempt);
+            let data = PodData {
+                bound,
+                ..self.pod_data(i, pod, &step.attempt)
+            };
             return Ok((self.sim.instance_types(i, &data)?, requirements));
         }
         topology_fits(&requirements, &topology, pool.flavor, &pod.requests)?;
@@ -1641,6 +1746,46 @@ fn topology_fits(
         }));
     }
     Ok(())
+}
+
+/// The pods' shapes as a pool's instance types weigh them: their node requirements at a
+/// relaxation step and their host ports, each given a number once.
+#[derive(Default)]
+struct Shapes {
+    /// Each shape by its hash, with its number.
+    known: std::collections::HashMap<u64, Vec<(Requirements, Vec<HostPort>, u32)>>,
+    /// Per (workload, relaxation step), its shape's number, while its pods are in turn.
+    of: std::collections::HashMap<(usize, usize), u32>,
+    count: u32,
+}
+
+impl Shapes {
+    /// The number of the shape of (workload, step) `at`, with `requirements` and `ports`.
+    fn id(&mut self, at: (usize, usize), requirements: &Requirements, ports: &[HostPort]) -> u32 {
+        if let Some(&id) = self.of.get(&at) {
+            return id;
+        }
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (requirements, ports).hash(&mut h);
+            h.finish()
+        };
+        let bucket = self.known.entry(hash).or_default();
+        let id = match bucket
+            .iter()
+            .find(|(r, p, _)| r == requirements && p == ports)
+        {
+            Some(&(.., id)) => id,
+            None => {
+                self.count += 1;
+                bucket.push((requirements.clone(), ports.to_vec(), self.count));
+                self.count
+            }
+        };
+        self.of.insert(at, id);
+        id
+    }
 }
 
 /// The order in which the AWS provider's fleet request prefers the instance types a

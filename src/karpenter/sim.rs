@@ -29,7 +29,10 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+mod bound;
 mod failure;
+
+pub(super) use bound::TypeBound;
 
 pub use failure::{Failure, LargestType, NO_NODEPOOL_LEFT, PoolFailure, Stage};
 
@@ -853,6 +856,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 host_ports: &host_ports,
                 exhaustive,
                 within: None,
+                bound: None,
                 id: 2 * k,
                 memo: &memo,
             })
@@ -1052,7 +1056,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let pool = &self.pools[i];
         let needed = self.judged_requests(pool, &pod.requests.total);
         let mut fitting: Vec<PoolType> = Vec::new();
-        let mut largest: Option<(PoolType, ResourceList)> = None;
+        let mut largest: Option<PoolType> = None;
         let pod_reqs = &pod.attempt.requirements;
         // `minValues` counts every fitting type; otherwise the first one settles the verdict
         // (only `plan` wants them all counted).
@@ -1062,6 +1066,9 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 requirements: Requirements::new(),
                 requests: pod.requests.total.clone(),
             }));
+        }
+        if let Some(refused) = self.refused_by_bound(i, pod, &needed) {
+            return Err(refused);
         }
         let mut port_taken = None;
         let within = pod.within.unwrap_or(pool.within_limits());
@@ -1094,7 +1101,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     break;
                 }
             } else {
-                let bigger = largest.as_ref().is_none_or(|(l, _)| {
+                let bigger = largest.as_ref().is_none_or(|l| {
                     (
                         t.allocatable().get_or_zero("cpu"),
                         t.allocatable().get_or_zero("memory"),
@@ -1104,7 +1111,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                     )
                 });
                 if bigger {
-                    largest = Some((t, self.daemon_overhead(i, t.requirements).into_owned()));
+                    largest = Some(t);
                 }
             }
         }
@@ -1128,12 +1135,26 @@ impl<'a, 'c> Simulator<'a, 'c> {
             return Err(Box::new(Failure::HostPortTaken { port }));
         }
         // Every type that met the requirements either fits or competed for `largest`.
-        let Some((t, overhead)) = largest else {
+        let Some(t) = largest else {
             return Err(Box::new(Failure::NoTypeMeetsRequirements {
                 requirements,
                 exclusion: None,
             }));
         };
+        Err(self.not_enough_resources(i, pod, needed, t))
+    }
+
+    /// The failure of a pod that `t`, the largest type of pool `i` that met its
+    /// requirements, does not hold: the first resource `needed` (its judged requests)
+    /// and the DaemonSets ask more of than `t` has, other than `pods` if another is short.
+    fn not_enough_resources(
+        &self,
+        i: usize,
+        pod: &PodData,
+        needed: ResourceList,
+        t: PoolType,
+    ) -> Box<Failure> {
+        let overhead = self.daemon_overhead(i, t.requirements);
         let mut with = needed;
         with.add(&overhead);
         let short = with
@@ -1151,11 +1172,11 @@ impl<'a, 'c> Simulator<'a, 'c> {
             daemonset_overhead: overhead.get_or_zero(&resource),
             resource,
         };
-        Err(Box::new(Failure::NotEnoughResources {
-            requirements,
+        Box::new(Failure::NotEnoughResources {
+            requirements: Requirements::new(),
             requests: pod.requests.total.clone(),
             largest,
-        }))
+        })
     }
 
     /// The requests the instance-type stage judges: without ephemeral-storage when the root
@@ -1195,6 +1216,9 @@ pub(super) struct PodData<'p> {
     /// Per type of the pool, whether it is within what is left of the pool's limits in a
     /// batch ([`super::scheduler`], [`Pool::within`]); `None`: within the limits themselves.
     pub(super) within: Option<&'p [bool]>,
+    /// The most the pool's types weighed for this pod hold ([`TypeBound`]), when known:
+    /// a pod asking more is refused without a scan.
+    pub(super) bound: Option<&'p TypeBound>,
     /// The pod's variant in [`PodData::memo`]: twice the attempt's number, plus one for the
     /// attempt with every taint tolerated.
     pub(super) id: usize,

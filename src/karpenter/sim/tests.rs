@@ -569,3 +569,94 @@ fn a_pool_without_offerings_is_skipped_before_its_limits() {
     let sim = sim.with_zones(&zones);
     assert!(sim.gate(0).is_some_and(Failure::skips_pool));
 }
+
+/// A pod asking more of a resource than every type weighed for it has is refused by the
+/// [`TypeBound`] with the failure the scan over the types gives; a pod some type may hold
+/// is left to the scan. Pools with limits, requirements, a DaemonSet whose overhead and
+/// host port differ by type; pods of many sizes, with and without host ports.
+#[test]
+fn a_type_bound_refuses_as_the_scan_does() {
+    let daemonset = "---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  template:
+    spec:
+      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [c5]}]}]}}}
+      containers: [{name: a, image: x, ports: [{containerPort: 80, hostPort: 80}], resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+";
+    let pools = [
+        ("requirements: []", "cpu: \"20\""),
+        (
+            "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [c5, m5]}]",
+            "cpu: \"40\", memory: 100Gi",
+        ),
+        ("requirements: []", ""),
+    ];
+    let sizes = ["100m", "2", "8", "16", "24", "40", "100"];
+    let memories = ["128Mi", "16Gi", "90Gi", "400Gi"];
+    let pods = [
+        "",
+        "nodeSelector: {karpenter.k8s.aws/instance-family: c5}",
+        "nodeSelector: {karpenter.k8s.aws/instance-family: m5}",
+    ];
+    let mut refused = 0;
+    for (pool, limits) in pools {
+        for (cpu, memory) in sizes
+            .iter()
+            .flat_map(|c| memories.iter().map(move |m| (c, m)))
+        {
+            for (pod, port) in pods.iter().flat_map(|p| [(p, false), (p, true)]) {
+                let requests = format!("cpu: \"{cpu}\", memory: {memory}");
+                let mut yaml = manifests(pool, limits, 1, &requests, pod);
+                if port {
+                    yaml = yaml.replace(
+                        "image: x,",
+                        "image: x, ports: [{containerPort: 80, hostPort: 80}],",
+                    );
+                }
+                yaml.push_str(daemonset);
+                refused += usize::from(bound_and_scan_agree(&yaml));
+            }
+        }
+    }
+    assert!(refused > 50, "the bound refused only {refused} pods");
+}
+
+/// Whether the bound of the first pool refused the first Deployment's pod, after checking
+/// that [`Simulator::instance_types`] gives the same with it as without it.
+fn bound_and_scan_agree(yaml: &str) -> bool {
+    let objects = crate::parse::parse_source(0, yaml, false, false).objects;
+    let index = Index::new(&objects);
+    let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
+    let obj = index
+        .of_kind(Kind::Deployment)
+        .next()
+        .expect("a Deployment");
+    let spec = obj
+        .workload()
+        .and_then(|w| w.pod_spec())
+        .expect("a pod spec");
+    let attempts = sim.relaxations(sim.admitted.attempts(obj, spec).expect("attempts"));
+    let names = |r: Result<Vec<PoolType>, Box<Failure>>| {
+        r.map(|types| types.iter().map(|t| t.it.name.clone()).collect::<Vec<_>>())
+            .map_err(|f| format!("{f:?}"))
+    };
+    sim.each_attempt(obj, spec, &attempts, true, |pod| {
+        let bound = sim.type_bound(0, pod);
+        let bounded = PodData {
+            bound: bound.as_ref(),
+            ..*pod
+        };
+        let needed = sim.judged_requests(&sim.pools[0], &pod.requests.total);
+        let refused = sim.refused_by_bound(0, &bounded, &needed).is_some();
+        assert_eq!(
+            names(sim.instance_types(0, pod)),
+            names(sim.instance_types(0, &bounded)),
+            "{yaml}"
+        );
+        Some(refused)
+    })
+    .expect("an attempt")
+}
