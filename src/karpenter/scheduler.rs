@@ -1496,6 +1496,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                     shown(&mut first, self.sim.gate(i).unwrap_or(&limits));
                     continue;
                 }
+                Known::Outsized => {
+                    if first.is_none() || pod.meant == Some(i) {
+                        shown(&mut first, &self.outsized(i, (w, k), pod, step));
+                    }
+                    continue;
+                }
                 Known::RefusesOnStages => {
                     // Its failure is made only when the error shows it.
                     if first.is_none() || pod.meant == Some(i) {
@@ -1515,6 +1521,19 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
             self.within_remaining(i);
             let bound = self.type_bound(i, (w, k), pod, step);
+            // A pod too large for every type left, whose refusal no topology changes: its
+            // failure is made only when the error shows it.
+            if remembered
+                && bound
+                    .as_ref()
+                    .is_some_and(|b| b.refuses(&pod.requests.total))
+            {
+                *known = Known::Outsized;
+                if first.is_none() || pod.meant == Some(i) {
+                    shown(&mut first, &self.outsized(i, (w, k), pod, step));
+                }
+                continue;
+            }
             match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &hostname) {
                 Ok((types, requirements)) => {
                     self.open_claim(i, w, pod, (types, requirements), hostname);
@@ -1636,6 +1655,26 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         bound
     }
 
+    /// The failure of pool `i`'s types for the pods of workload `w` at step `k`, which its
+    /// [`TypeBound`] refuses ([`Known::Outsized`]).
+    fn outsized(
+        &mut self,
+        i: usize,
+        (w, k): (usize, usize),
+        pod: &PendingWorkload,
+        step: &Step,
+    ) -> Failure {
+        let bound = self.type_bound(i, (w, k), pod, step);
+        let data = PodData {
+            bound: bound.as_ref(),
+            ..self.pod_data(i, pod, &step.attempt)
+        };
+        let refused = self.sim.refused_by_bound(i, &data);
+        // The bound refused with the pool's limits as they are, and is kept for them.
+        debug_assert!(refused.is_some(), "pool {i} no longer refuses workload {w}");
+        refused.map_or(Failure::AllTypesExceedLimits, |f| *f)
+    }
+
     /// The pod as the simulator's stages read it, on a new NodeClaim of pool `i`: the
     /// types within what is left of its limits are those [`Batch::within_remaining`]
     /// reckoned last.
@@ -1716,6 +1755,9 @@ enum Known {
     /// No instance type is left even before topology narrows the requirements, so it
     /// refuses whatever domains topology leaves (with a failure that may depend on them).
     RefusesWhateverTopology,
+    /// No type left within its limits holds the pod ([`TypeBound`]), whose refusal no
+    /// topology group changes: the failure is made when an error shows it.
+    Outsized,
     /// Its own stages pass: the rest is decided on each try (the instance types, or, when
     /// topology concerns the pod, the domains topology leaves them).
     PassesUntilTopology,

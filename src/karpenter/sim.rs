@@ -1067,7 +1067,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 requests: pod.requests.total.clone(),
             }));
         }
-        if let Some(refused) = self.refused_by_bound(i, pod, &needed) {
+        if let Some(refused) = self.refused_by_bound(i, pod) {
             return Err(refused);
         }
         let mut port_taken = None;

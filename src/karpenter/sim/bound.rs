@@ -21,25 +21,34 @@ pub(in crate::karpenter) struct TypeBound {
     /// The first of them with the most cpu, then memory (by catalog index): the scan's
     /// largest type when none fits.
     largest: usize,
+    /// Whether the pool judges ephemeral storage ([`Simulator::judged_requests`]).
+    ephemeral_judged: bool,
 }
 
 impl TypeBound {
-    /// Whether `needed` asks more of some resource than any type has: no type holds it,
-    /// whatever DaemonSets add (their requests are never negative where a bound is made).
-    fn refuses(&self, needed: &ResourceList) -> bool {
-        (BOUNDED.iter().zip(&self.most)).any(|(r, most)| {
-            let asked = needed.get_or_zero(r);
-            asked > Quantity::ZERO && asked > *most
-        })
+    /// Whether a pod requesting `requests` asks more of some resource the pool judges than
+    /// any type has: no type holds it, whatever DaemonSets add (their requests are never
+    /// negative where a bound is made).
+    pub(in crate::karpenter) fn refuses(&self, requests: &ResourceList) -> bool {
+        (BOUNDED.iter().zip(&self.most))
+            .filter(|(r, _)| self.ephemeral_judged || **r != "ephemeral-storage")
+            .any(|(r, most)| {
+                let asked = requests.get_or_zero(r);
+                asked > Quantity::ZERO && asked > *most
+            })
     }
 }
 
 impl Simulator<'_, '_> {
-    /// The bound of pool `i`'s types for `pod`; `None` when no type is weighed, or when a
-    /// DaemonSet's request on one is negative (the bound would not be sound).
+    /// The bound of pool `i`'s types for `pod`; `None` when the pool has no offering the
+    /// pod's requirements allow (the scan refuses that first), when no type is weighed, or
+    /// when a DaemonSet's request on one is negative (the bound would not be sound).
     pub(in crate::karpenter) fn type_bound(&self, i: usize, pod: &PodData) -> Option<TypeBound> {
         let pool = &self.pools[i];
         let pod_reqs = &pod.attempt.requirements;
+        if !self.offered(i).allow(&[&pool.requirements, pod_reqs]) {
+            return None;
+        }
         let within = pod.within.unwrap_or(pool.within_limits());
         let query = (!pod_reqs.is_empty())
             .then(|| pool.types().next().map(|t| t.requirements.query(pod_reqs)))
@@ -70,6 +79,7 @@ impl Simulator<'_, '_> {
             let b = bound.get_or_insert(TypeBound {
                 most: has,
                 largest: t.catalog_index(),
+                ephemeral_judged: pool.node_class_known,
             });
             for (most, has) in b.most.iter_mut().zip(has) {
                 *most = (*most).max(has);
@@ -80,16 +90,16 @@ impl Simulator<'_, '_> {
         Some(bound)
     }
 
-    /// [`Simulator::instance_types`]' failure when `pod.bound` shows that no type holds
-    /// `needed` (pool `i`'s judged requests of the pod); `None` when some type may.
-    pub(super) fn refused_by_bound(
+    /// [`Simulator::instance_types`]' failure on pool `i` when `pod.bound` shows that no
+    /// type holds the pod; `None` when some type may.
+    pub(in crate::karpenter) fn refused_by_bound(
         &self,
         i: usize,
         pod: &PodData,
-        needed: &ResourceList,
     ) -> Option<Box<super::Failure>> {
-        let bound = pod.bound.filter(|b| b.refuses(needed))?;
-        let t = self.pools[i].type_at(bound.largest);
-        Some(self.not_enough_resources(i, pod, needed.clone(), t))
+        let bound = pod.bound.filter(|b| b.refuses(&pod.requests.total))?;
+        let pool = &self.pools[i];
+        let needed = self.judged_requests(pool, &pod.requests.total);
+        Some(self.not_enough_resources(i, pod, needed, pool.type_at(bound.largest)))
     }
 }
