@@ -621,6 +621,8 @@ struct Batch<'s, 'a, 'c> {
     topology_counts: bool,
     /// Per pool, its NodeClaims in the order they were made.
     claims_of: Vec<Vec<usize>>,
+    /// The pools with a NodeClaim, in the order their first was made.
+    pools_with_claims: Vec<usize>,
     /// Per pool, the most any of its NodeClaims has left of each [`HEADROOM`] resource
     /// (`None`: to be reckoned again, since one of them took a pod or launched): a pod
     /// asking more passes over every NodeClaim of the pool at once.
@@ -661,6 +663,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             sim,
             topology_counts,
             claims_of: vec![Vec::new(); sim.pools.len()],
+            pools_with_claims: Vec::new(),
             pool_room: vec![None; sim.pools.len()],
             topology,
             owned,
@@ -1130,8 +1133,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// on refusing them until they change.
     fn claims_with_room(&mut self, joinable: &[bool], pod: &PendingWorkload) -> Vec<usize> {
         let mut claims = Vec::new();
-        for (i, _) in joinable.iter().enumerate().filter(|(_, j)| **j) {
-            if !fits(&pod.room, &self.pool_room(i)) {
+        for at in 0..self.pools_with_claims.len() {
+            let i = self.pools_with_claims[at];
+            if !joinable[i] || !fits(&pod.room, &self.pool_room(i)) {
                 continue;
             }
             let room = |&&c: &&usize| self.has_room_for(c, pod);
@@ -1602,6 +1606,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         claim.ports = pod.host_ports.clone();
         claim.workloads.push(w);
         self.order.push(self.claims.len());
+        if self.claims_of[i].is_empty() {
+            self.pools_with_claims.push(i);
+        }
         self.claims_of[i].push(self.claims.len());
         self.moved = self.sorted.then_some(self.claims.len());
         self.sorted = false;
