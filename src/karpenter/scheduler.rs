@@ -497,7 +497,7 @@ pub fn solve_with_nodes(
         });
     }
     let mut batch = Batch::new(sim, workloads);
-    let mut first_round = std::collections::HashMap::new();
+    let mut first_round = fnv::FnvHashMap::default();
     for round in 1.. {
         let placed = batch.round(workloads, &mut queue, &mut out, round);
         if round == 1 {
@@ -532,14 +532,11 @@ pub fn solve_with_nodes(
 fn fresh_topology(
     sim: &Simulator,
     workloads: &[PendingWorkload],
-) -> (
-    Topology,
-    std::collections::HashMap<(usize, usize), Vec<usize>>,
-) {
+) -> (Topology, fnv::FnvHashMap<(usize, usize), Vec<usize>>) {
     let pods = workloads.iter().map(|w| w.identity.clone()).collect();
     let inverse: Vec<Vec<Term>> = workloads.iter().map(|w| w.inverse.clone()).collect();
     let mut topology = Topology::new(sim, pods, &inverse);
-    let mut owned = std::collections::HashMap::new();
+    let mut owned = fnv::FnvHashMap::default();
     for (w, wl) in workloads.iter().enumerate() {
         if let Some(first) = wl.steps.first() {
             owned.insert(
@@ -573,7 +570,7 @@ struct Batch<'s, 'a, 'c> {
     sim: &'s Simulator<'a, 'c>,
     topology: Topology,
     /// The groups each (workload, relaxation step) owns, once made.
-    owned: std::collections::HashMap<(usize, usize), Vec<usize>>,
+    owned: fnv::FnvHashMap<(usize, usize), Vec<usize>>,
     claims: Vec<Claim>,
     /// Each NodeClaim's pool and [`Claim::headroom`], apart from the NodeClaims: a scan over
     /// `order` passes most NodeClaims on these alone, and reads them rather than a whole
@@ -601,11 +598,11 @@ struct Batch<'s, 'a, 'c> {
     /// whose taints it tolerates and whose requirements it intersects. A NodeClaim's
     /// requirements narrow its pool's, so a pool the pod conflicts with has no NodeClaim it
     /// fits.
-    joinable: std::collections::HashMap<(usize, usize), std::rc::Rc<[bool]>>,
+    joinable: fnv::FnvHashMap<(usize, usize), std::rc::Rc<[bool]>>,
     /// The same lists per (requirements, tolerations, `PreferNoSchedule` tolerated), by
     /// [`alike_hash`]: the many workloads that select and tolerate alike share one, which
     /// outlives their pods' turn in the queue.
-    joinable_alike: std::collections::HashMap<u64, Vec<JoinableAlike>>,
+    joinable_alike: fnv::FnvHashMap<u64, Vec<JoinableAlike>>,
     /// Per (workload, relaxation step) whose refusals by a NodeClaim hold until the
     /// NodeClaim changes, how long `changes` was when the NodeClaims not known to refuse
     /// its pod were listed, and that list. Such a pod is one no topology group concerns
@@ -614,7 +611,7 @@ struct Batch<'s, 'a, 'c> {
     /// grows in a batch). A pool the pod cannot join stays so. So a NodeClaim that refused
     /// is asked again only once it changed: the replicas of a workload ask each NodeClaim
     /// once between its changes, not once per replica.
-    open: std::collections::HashMap<(usize, usize), (usize, Vec<usize>)>,
+    open: fnv::FnvHashMap<(usize, usize), (usize, Vec<usize>)>,
     /// Whether some topology term of the batch makes a group ([`Topology::makes_group`]):
     /// if none does, the topology counts nothing, and neither settling launched nodes nor
     /// recording pods on their labels is of use.
@@ -638,11 +635,11 @@ struct Batch<'s, 'a, 'c> {
     /// Per (workload, relaxation step), what each pool is known to decide of a new
     /// NodeClaim for its pods, with the pool's `spent` then: everything but topology
     /// depends on what is left of the pool's limits alone.
-    refused_new: std::collections::HashMap<(usize, usize), PoolsKnown>,
+    refused_new: fnv::FnvHashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
     /// Per (pool, [`Shapes`] id), what the pool's types within its limits hold at most for
     /// pods of that shape ([`TypeBound`]), with the pool's `spent` then.
-    bounds: std::collections::HashMap<(usize, u32), (u32, Option<TypeBound>)>,
+    bounds: fnv::FnvHashMap<(usize, u32), (u32, Option<TypeBound>)>,
     shapes: Shapes,
     /// The refusals a pod may take again without a try.
     refusals: Refusals,
@@ -677,15 +674,15 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             sort_due: false,
             name_rank: name_ranks(sim),
             changes: Vec::new(),
-            joinable: std::collections::HashMap::new(),
-            joinable_alike: std::collections::HashMap::new(),
-            open: std::collections::HashMap::new(),
+            joinable: fnv::FnvHashMap::default(),
+            joinable_alike: fnv::FnvHashMap::default(),
+            open: fnv::FnvHashMap::default(),
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
             within_remaining: vec![None; sim.pools.len()],
             spent: vec![0; sim.pools.len()],
-            refused_new: std::collections::HashMap::new(),
+            refused_new: fnv::FnvHashMap::default(),
             memo: OutcomeMemo::default(),
-            bounds: std::collections::HashMap::new(),
+            bounds: fnv::FnvHashMap::default(),
             shapes: Shapes::default(),
             refusals: Refusals::default(),
             launch_order: LaunchOrder::new(
@@ -708,7 +705,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         out: &mut [Vec<PodOutcome>],
         round: u32,
     ) -> usize {
-        let mut pushed_at = std::collections::HashMap::new();
+        let mut pushed_at = fnv::FnvHashMap::default();
         let mut placed = 0;
         while let Some(&(w, r)) = queue.front() {
             if pushed_at.get(&(w, r)) == Some(&queue.len()) {
@@ -1802,9 +1799,9 @@ fn topology_fits(
 #[derive(Default)]
 struct Shapes {
     /// Each shape by its hash, with its number.
-    known: std::collections::HashMap<u64, Vec<(Requirements, Vec<HostPort>, u32)>>,
+    known: fnv::FnvHashMap<u64, Vec<(Requirements, Vec<HostPort>, u32)>>,
     /// Per (workload, relaxation step), its shape's number, while its pods are in turn.
-    of: std::collections::HashMap<(usize, usize), u32>,
+    of: fnv::FnvHashMap<(usize, usize), u32>,
     count: u32,
 }
 

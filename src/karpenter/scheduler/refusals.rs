@@ -16,7 +16,8 @@
 //! ends, tries each such workload once more for the failure its error shows then (a pool
 //! it cannot join may have spent or regained its limits, which changes the words).
 
-use std::collections::{BTreeSet, HashMap};
+use fnv::FnvHashMap as HashMap;
+use std::collections::BTreeSet;
 
 use super::Shown;
 
