@@ -572,8 +572,8 @@ struct Batch<'s, 'a, 'c> {
     /// The groups each (workload, relaxation step) owns, once made.
     owned: fnv::FnvHashMap<(usize, usize), Vec<usize>>,
     claims: Vec<Claim>,
-    /// Each NodeClaim's pool and [`Claim::headroom`], apart from the NodeClaims: a scan over
-    /// `order` passes most NodeClaims on these alone, and reads them rather than a whole
+    /// Each NodeClaim's pool and [`Claim::headroom`], apart from the NodeClaims: a pod
+    /// passes over most NodeClaims on these alone, reading them rather than a whole
     /// NodeClaim.
     pool_of: Vec<u32>,
     headroom: Vec<[i128; HEADROOM.len()]>,
