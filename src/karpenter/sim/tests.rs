@@ -32,8 +32,8 @@ spec:
     )
 }
 
-/// The verdict on the first Deployment of `yaml`.
-fn verdict(yaml: &str) -> Verdict {
+/// `f` on the simulator of `yaml`, its first Deployment and that Deployment's pod spec.
+fn with_first_deployment<R>(yaml: &str, f: impl FnOnce(&Simulator, &Object, &PodSpec) -> R) -> R {
     let objects = crate::parse::parse_source(0, yaml, false, false).objects;
     let index = Index::new(&objects);
     let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
@@ -43,7 +43,12 @@ fn verdict(yaml: &str) -> Verdict {
         .expect("a Deployment");
     let w = obj.workload().expect("a workload");
     let spec = w.pod_spec().expect("a pod spec");
-    sim.schedule(obj, spec, false)
+    f(&sim, obj, spec)
+}
+
+/// The verdict on the first Deployment of `yaml`.
+fn verdict(yaml: &str) -> Verdict {
+    with_first_deployment(yaml, |sim, obj, spec| sim.schedule(obj, spec, false))
 }
 
 /// The failure of the closest pool.
@@ -627,17 +632,13 @@ spec:
 /// Whether the bound of the first pool refused the first Deployment's pod, after checking
 /// that [`Simulator::instance_types`] gives the same with it as without it.
 fn bound_and_scan_agree(yaml: &str) -> bool {
-    let objects = crate::parse::parse_source(0, yaml, false, false).objects;
-    let index = Index::new(&objects);
-    let sim = Simulator::new(&index, Catalog::builtin(), Default::default());
-    let obj = index
-        .of_kind(Kind::Deployment)
-        .next()
-        .expect("a Deployment");
-    let spec = obj
-        .workload()
-        .and_then(|w| w.pod_spec())
-        .expect("a pod spec");
+    with_first_deployment(yaml, |sim, obj, spec| {
+        bound_and_scan_agree_on(sim, obj, spec, yaml)
+    })
+}
+
+/// [`bound_and_scan_agree`] on `obj`'s pod `spec`, read from `yaml`.
+fn bound_and_scan_agree_on(sim: &Simulator, obj: &Object, spec: &PodSpec, yaml: &str) -> bool {
     let attempts = sim.relaxations(sim.admitted.attempts(obj, spec).expect("attempts"));
     let names = |r: Result<Vec<PoolType>, Box<Failure>>| {
         r.map(|types| types.iter().map(|t| t.it.name.clone()).collect::<Vec<_>>())
