@@ -8,7 +8,7 @@
 //! [`ResourceList`] is the `corev1.ResourceList` counterpart: a sorted map of resource name to
 //! quantity with the add / subtract / max / fits operations scheduling needs.
 
-use std::collections::BTreeMap;
+use compact_str::CompactString;
 use std::fmt;
 use std::str::FromStr;
 
@@ -326,29 +326,41 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
 }
 
 /// A `corev1.ResourceList`: resource name → quantity, iterated in sorted key order.
+///
+/// Kept as one vector sorted by name, the names inline: a list names a handful of
+/// resources, and the batch copies and compares such lists for every pod and NodeClaim.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct ResourceList(BTreeMap<String, Quantity>);
+pub struct ResourceList(Vec<(CompactString, Quantity)>);
 
 impl ResourceList {
     /// An empty list.
     pub fn new() -> Self {
-        ResourceList(BTreeMap::new())
+        ResourceList(Vec::new())
+    }
+
+    /// Where `name` is, or would be inserted.
+    fn position(&self, name: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(name))
     }
 
     /// Sets `name` to `quantity`, replacing any previous value.
-    pub fn insert(&mut self, name: impl Into<String>, quantity: Quantity) {
-        self.0.insert(name.into(), quantity);
+    pub fn insert(&mut self, name: impl Into<CompactString>, quantity: Quantity) {
+        let name = name.into();
+        match self.position(&name) {
+            Ok(i) => self.0[i].1 = quantity,
+            Err(i) => self.0.insert(i, (name, quantity)),
+        }
     }
 
     /// Builder form of [`ResourceList::insert`].
-    pub fn with(mut self, name: impl Into<String>, quantity: Quantity) -> Self {
+    pub fn with(mut self, name: impl Into<CompactString>, quantity: Quantity) -> Self {
         self.insert(name, quantity);
         self
     }
 
     /// The quantity for `name`, if present.
     pub fn get(&self, name: &str) -> Option<Quantity> {
-        self.0.get(name).copied()
+        self.position(name).ok().map(|i| self.0[i].1)
     }
 
     /// The quantity for `name`, zero when absent (Kubernetes' convention).
@@ -358,7 +370,7 @@ impl ResourceList {
 
     /// Removes `name`, returning its quantity.
     pub fn remove(&mut self, name: &str) -> Option<Quantity> {
-        self.0.remove(name)
+        self.position(name).ok().map(|i| self.0.remove(i).1)
     }
 
     /// Iterates `(name, quantity)` in sorted name order.
@@ -379,8 +391,10 @@ impl ResourceList {
     /// Adds every quantity of `other` into `self` (`resources.MergeInto`).
     pub fn add(&mut self, other: &ResourceList) {
         for (k, v) in &other.0 {
-            let cur = self.0.entry(k.clone()).or_default();
-            *cur = cur.saturating_add(*v);
+            match self.position(k) {
+                Ok(i) => self.0[i].1 = self.0[i].1.saturating_add(*v),
+                Err(i) => self.0.insert(i, (k.clone(), *v)),
+            }
         }
     }
 
@@ -415,9 +429,9 @@ impl ResourceList {
     pub fn max(&self, other: &ResourceList) -> ResourceList {
         let mut out = self.clone();
         for (k, v) in &other.0 {
-            let cur = out.0.entry(k.clone()).or_insert(*v);
-            if *v > *cur {
-                *cur = *v;
+            match out.position(k) {
+                Ok(i) => out.0[i].1 = out.0[i].1.max(*v),
+                Err(i) => out.0.insert(i, (k.clone(), *v)),
             }
         }
         out
@@ -429,8 +443,8 @@ impl ResourceList {
         let short: Vec<String> = self
             .0
             .iter()
-            .filter(|(k, v)| **v > available.get_or_zero(k))
-            .map(|(k, _)| k.clone())
+            .filter(|(k, v)| *v > available.get_or_zero(k))
+            .map(|(k, _)| k.to_string())
             .collect();
         if short.is_empty() { Ok(()) } else { Err(short) }
     }
@@ -458,9 +472,14 @@ impl fmt::Display for ResourceList {
     }
 }
 
-impl<K: Into<String>> FromIterator<(K, Quantity)> for ResourceList {
+/// A name listed twice keeps its last quantity, as in a map.
+impl<K: Into<CompactString>> FromIterator<(K, Quantity)> for ResourceList {
     fn from_iter<T: IntoIterator<Item = (K, Quantity)>>(iter: T) -> Self {
-        ResourceList(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+        let mut list = ResourceList::new();
+        for (k, v) in iter {
+            list.insert(k, v);
+        }
+        list
     }
 }
 
@@ -468,6 +487,7 @@ impl<K: Into<String>> FromIterator<(K, Quantity)> for ResourceList {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     fn q(s: &str) -> Quantity {
         Quantity::parse(s).unwrap()
@@ -640,7 +660,82 @@ mod tests {
         assert_eq!(Quantity::parse_non_negative("0"), Ok(Quantity::ZERO));
     }
 
+    /// A few resource names and quantities, names repeated.
+    fn arb_list() -> impl Strategy<Value = Vec<(&'static str, i64)>> {
+        let name = prop_oneof![
+            Just("cpu"),
+            Just("memory"),
+            Just("pods"),
+            Just("nvidia.com/gpu"),
+            Just("example.com/a-resource-name-longer-than-inline"),
+        ];
+        proptest::collection::vec((name, -5i64..5_000), 0..6)
+    }
+
+    fn list_of(entries: &[(&'static str, i64)]) -> ResourceList {
+        (entries.iter())
+            .map(|&(k, v)| (k, Quantity::from_millis(i128::from(v))))
+            .collect()
+    }
+
+    fn model_of(entries: &[(&'static str, i64)]) -> BTreeMap<&'static str, i128> {
+        entries.iter().map(|&(k, v)| (k, i128::from(v))).collect()
+    }
+
+    fn as_model(list: &ResourceList) -> Vec<(String, i128)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.as_millis()))
+            .collect()
+    }
+
+    fn sorted(model: BTreeMap<&'static str, i128>) -> Vec<(String, i128)> {
+        model.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
     proptest! {
+        /// A resource list answers as a map of name to quantity: the last value of a name
+        /// wins, names iterate sorted, and `add`, `max`, `sub`, `saturating_sub`, `remove`
+        /// and `fits` are the per-name operations.
+        #[test]
+        fn resource_list_is_a_sorted_map(a in arb_list(), b in arb_list()) {
+            let (la, lb) = (list_of(&a), list_of(&b));
+            let (ma, mb) = (model_of(&a), model_of(&b));
+            prop_assert_eq!(as_model(&la), sorted(ma.clone()));
+            prop_assert_eq!(la.len(), ma.len());
+            let mut added = la.clone();
+            added.add(&lb);
+            let mut sum = ma.clone();
+            for (k, v) in &mb {
+                *sum.entry(k).or_default() += v;
+            }
+            prop_assert_eq!(as_model(&added), sorted(sum));
+            let mut max = ma.clone();
+            for (k, v) in &mb {
+                let cur = max.entry(k).or_insert(*v);
+                *cur = (*cur).max(*v);
+            }
+            prop_assert_eq!(as_model(&la.max(&lb)), sorted(max));
+            let minus = |floor: bool| {
+                let m = (ma.iter()).map(|(k, v)| {
+                    let d = v - mb.get(k).copied().unwrap_or(0);
+                    (*k, if floor { d.max(0) } else { d })
+                });
+                sorted(m.collect())
+            };
+            prop_assert_eq!(as_model(&la.sub(&lb)), minus(false));
+            prop_assert_eq!(as_model(&la.saturating_sub(&lb)), minus(true));
+            let short: Vec<String> = (ma.iter())
+                .filter(|(k, v)| **v > mb.get(*k).copied().unwrap_or(0))
+                .map(|(k, _)| k.to_string())
+                .collect();
+            prop_assert_eq!(la.fits(&lb), if short.is_empty() { Ok(()) } else { Err(short) });
+            let (mut removed, mut left) = (la.clone(), ma.clone());
+            for (k, _) in &b {
+                prop_assert_eq!(removed.remove(k).map(|q| q.as_millis()), left.remove(k));
+            }
+            prop_assert_eq!(as_model(&removed), sorted(left));
+        }
+
         /// Any input parses or is rejected; none panics.
         #[test]
         fn never_panics(s in "\\PC{0,40}") {

@@ -9,7 +9,7 @@
 //! which keys are well-known, which aliases are normalized, and which keys a pod may not use.
 
 use super::version::KarpenterVersion;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -777,9 +777,13 @@ impl IncompatibleError {
 
 /// A conjunction of requirements keyed by normalized label key (Karpenter's `Requirements`).
 /// Adding a second requirement for a key intersects it with the first.
+///
+/// Kept as one vector sorted by key: a pod or a NodePool constrains a handful of keys, and
+/// the batch holds and clones thousands of these, where a tree map costs a node of eleven
+/// slots for even one key.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Requirements {
-    by_key: BTreeMap<String, Requirement>,
+    by_key: Vec<Requirement>,
 }
 
 impl Requirements {
@@ -800,30 +804,42 @@ impl Requirements {
             .collect()
     }
 
+    /// Where the requirement on `key` (already normalized) is, or would be inserted.
+    fn position(&self, key: &str) -> Result<usize, usize> {
+        self.by_key.binary_search_by(|r| r.key.as_str().cmp(key))
+    }
+
+    /// The requirement on `key` (already normalized).
+    fn on(&self, key: &str) -> Option<&Requirement> {
+        self.position(key).ok().map(|i| &self.by_key[i])
+    }
+
     /// Adds a requirement, intersecting it with any existing one for the same key.
     pub fn add(&mut self, requirement: Requirement) {
-        let merged = match self.by_key.get(&requirement.key) {
-            Some(existing) => requirement.intersection(existing),
-            None => requirement,
-        };
-        self.by_key.insert(merged.key.clone(), merged);
+        match self.position(&requirement.key) {
+            Ok(i) => self.by_key[i] = requirement.intersection(&self.by_key[i]),
+            Err(i) => self.by_key.insert(i, requirement),
+        }
     }
 
     /// Sets the requirement on its key, dropping any existing one (no intersection).
     pub fn replace(&mut self, requirement: Requirement) {
-        self.by_key.insert(requirement.key.clone(), requirement);
+        match self.position(&requirement.key) {
+            Ok(i) => self.by_key[i] = requirement,
+            Err(i) => self.by_key.insert(i, requirement),
+        }
     }
 
     /// Adds every requirement of `other`.
     pub fn add_all(&mut self, other: &Requirements) {
-        for requirement in other.by_key.values() {
+        for requirement in &other.by_key {
             self.add(requirement.clone());
         }
     }
 
     /// The requirement on `key` (normalized first), if one was added.
     pub fn get(&self, key: &str) -> Option<&Requirement> {
-        self.by_key.get(normalize_key(key))
+        self.on(normalize_key(key))
     }
 
     /// Karpenter's `Get`: the requirement on `key`, or `key Exists` when there is none.
@@ -835,17 +851,17 @@ impl Requirements {
 
     /// Whether a requirement on `key` (normalized first) was added, whatever its operator.
     pub fn has(&self, key: &str) -> bool {
-        self.by_key.contains_key(normalize_key(key))
+        self.position(normalize_key(key)).is_ok()
     }
 
     /// The keys, sorted.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.by_key.keys().map(String::as_str)
+        self.by_key.iter().map(|r| r.key.as_str())
     }
 
     /// The requirements, sorted by key.
     pub fn iter(&self) -> impl Iterator<Item = &Requirement> {
-        self.by_key.values()
+        self.by_key.iter()
     }
 
     /// The number of keys.
@@ -877,15 +893,13 @@ impl Requirements {
             node.intersection_is_empty(incoming) && !(lenient(incoming) && lenient(node))
         };
         if self.by_key.len() <= pod.by_key.len() {
-            !self.by_key.iter().any(|(key, node)| {
-                pod.by_key
-                    .get(key)
+            !self.by_key.iter().any(|node| {
+                pod.on(&node.key)
                     .is_some_and(|incoming| conflict(node, incoming))
             })
         } else {
-            !pod.by_key.iter().any(|(key, incoming)| {
-                self.by_key
-                    .get(key)
+            !pod.by_key.iter().any(|incoming| {
+                self.on(&incoming.key)
                     .is_some_and(|node| conflict(node, incoming))
             })
         }
@@ -895,8 +909,9 @@ impl Requirements {
         &'a self,
         pod: &'a Requirements,
     ) -> impl Iterator<Item = IncompatibleError> + 'a {
-        self.by_key.iter().filter_map(move |(key, node)| {
-            let incoming = pod.by_key.get(key)?;
+        self.by_key.iter().filter_map(move |node| {
+            let key = &node.key;
+            let incoming = pod.on(key)?;
             if !node.intersection_is_empty(incoming) {
                 return None;
             }
@@ -929,8 +944,8 @@ impl Requirements {
         flavor: LabelFlavor,
     ) -> Result<(), IncompatibleError> {
         // The first of [`Requirements::incompatibilities_with`], the others not built.
-        if let Some((key, _)) =
-            (pod.by_key.iter()).find(|(key, req)| self.undefined(key, req, flavor))
+        if let Some(Requirement { key, .. }) =
+            (pod.by_key.iter()).find(|req| self.undefined(&req.key, req, flavor))
         {
             return Err(IncompatibleError::UndefinedLabel {
                 key: key.clone(),
@@ -946,21 +961,20 @@ impl Requirements {
     /// A pod requirement on `key` that `self` does not define, a key neither well known
     /// nor asked leniently (`NotIn`, `DoesNotExist`).
     fn undefined(&self, key: &str, req: &Requirement, flavor: LabelFlavor) -> bool {
-        !flavor.is_well_known(key) && !self.by_key.contains_key(key) && !lenient(req)
+        !flavor.is_well_known(key) && self.on(key).is_none() && !lenient(req)
     }
 
     /// `Compatible(pod)` with no option, `self` being a node's labels
     /// (`NewLabelRequirements`): a key the node lacks passes only when `pod` asks it
     /// leniently (`NotIn`, `DoesNotExist`), well known or not; the others must intersect.
     pub fn met_as_labels(&self, pod: &Requirements) -> bool {
-        let undefined =
-            (pod.by_key.iter()).any(|(key, req)| !self.by_key.contains_key(key) && !lenient(req));
+        let undefined = (pod.by_key.iter()).any(|req| self.on(&req.key).is_none() && !lenient(req));
         !undefined && self.intersects_ok(pod)
     }
 
     /// `self.compatible_with(pod, flavor).is_ok()`, without building the error.
     pub fn compatible_with_ok(&self, pod: &Requirements, flavor: LabelFlavor) -> bool {
-        let undefined = (pod.by_key.iter()).any(|(key, req)| self.undefined(key, req, flavor));
+        let undefined = (pod.by_key.iter()).any(|req| self.undefined(&req.key, req, flavor));
         !undefined && self.intersects_ok(pod)
     }
 
@@ -975,10 +989,10 @@ impl Requirements {
         let mut out: Vec<IncompatibleError> = pod
             .by_key
             .iter()
-            .filter(|(key, req)| self.undefined(key, req, flavor))
-            .map(|(key, _)| IncompatibleError::UndefinedLabel {
-                key: key.clone(),
-                hint: self.label_hint(key, flavor),
+            .filter(|req| self.undefined(&req.key, req, flavor))
+            .map(|req| IncompatibleError::UndefinedLabel {
+                key: req.key.clone(),
+                hint: self.label_hint(&req.key, flavor),
             })
             .collect();
         out.extend(self.conflicts(pod));
@@ -1162,15 +1176,15 @@ impl<'a> TypeRow<'a> {
         !other
             .by_key
             .iter()
-            .any(|(key, incoming)| self.get(key).conflicts(incoming))
+            .any(|incoming| self.get(&incoming.key).conflicts(incoming))
     }
 
     /// `other` looked up once in this row's key list, for [`TypeRow::meets`] on every row
     /// of the same table: a pod is tried against hundreds of types per NodeClaim.
     pub fn query<'q>(&self, other: &'q Requirements) -> RowQuery<'a, 'q> {
         let at = (other.by_key.iter())
-            .filter_map(|(key, incoming)| {
-                let key = normalize_key(key);
+            .filter_map(|incoming| {
+                let key = normalize_key(&incoming.key);
                 let i = self.keys.binary_search_by(|k| k.as_str().cmp(key)).ok()?;
                 Some((i, incoming))
             })
@@ -1216,7 +1230,7 @@ impl Requirements {
     pub fn to_string_on(&self, version: KarpenterVersion) -> String {
         let mut rendered: Vec<String> = self
             .by_key
-            .values()
+            .iter()
             .filter(|r| r.key != LABEL_HOSTNAME)
             .map(|r| r.to_string_on(version))
             .collect();

@@ -32,6 +32,7 @@ use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
 use refusals::Refusals;
 use std::borrow::Cow;
+use std::sync::Arc;
 use topology::{Compat, GroupType, PodIdentity, Term, Topology};
 
 mod existing;
@@ -68,7 +69,8 @@ pub struct PendingWorkload {
 /// terms the pod owns at that step (`Preferences.Relax`, then `Topology.Update`).
 #[derive(Debug, Clone)]
 struct Step {
-    attempt: Attempt,
+    /// Shared by the steps that relax only topology terms.
+    attempt: Arc<Attempt>,
     terms: Vec<Term>,
     /// The pod's tolerations at this step (the last one adds `PreferNoSchedule`).
     tolerations: Vec<Toleration>,
@@ -181,7 +183,8 @@ fn relaxation_steps(
         .take(required)
         .map(|a| a.strict.clone())
         .collect();
-    let step = |attempt: &Attempt, active: &[usize], first_required: usize| {
+    let attempts: Vec<Arc<Attempt>> = attempts.into_iter().map(Arc::new).collect();
+    let step = |attempt: &Arc<Attempt>, active: &[usize], first_required: usize| {
         let mut tolerations = pod.tolerations.clone();
         if attempt.tolerates_prefer_no_schedule && !tolerations.contains(&PREFER_NO_SCHEDULE) {
             tolerations.push(PREFER_NO_SCHEDULE);
@@ -1728,7 +1731,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         topology_fits(&requirements, &topology, pool.flavor, &pod.requests)?;
         requirements.add_all(&topology);
-        let mut narrowed = step.attempt.clone();
+        let mut narrowed = Attempt::clone(&step.attempt);
         narrowed.requirements.add_all(&topology);
         let data = self.pod_data(i, pod, &narrowed);
         Ok((self.sim.instance_types(i, &data)?, requirements))

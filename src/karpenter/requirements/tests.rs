@@ -748,6 +748,33 @@ proptest! {
         prop_assert_eq!(forward.to_string(), backward.to_string());
     }
 
+    /// Requirements added in any order hold one requirement per key, sorted, each the
+    /// intersection of those added for it (Karpenter's `Requirements.Add`), as a map of
+    /// key to requirement would.
+    #[test]
+    fn add_keeps_one_sorted_intersection_per_key(
+        list in proptest::collection::vec(arb_composite(), 0..6),
+        keys in proptest::collection::vec(prop_oneof![Just(ZONE), Just(ARCH), Just(TEAM)], 6),
+    ) {
+        let mut model = std::collections::BTreeMap::<&str, Requirement>::new();
+        let mut added = Requirements::new();
+        for (r, k) in list.iter().zip(&keys) {
+            let r = Requirement::exists(k).intersection(r);
+            let merged = match model.get(k) {
+                Some(old) => r.intersection(old),
+                None => r.clone(),
+            };
+            model.insert(k, merged);
+            added.add(r);
+        }
+        prop_assert_eq!(added.keys().collect::<Vec<_>>(), model.keys().copied().collect::<Vec<_>>());
+        for (k, r) in &model {
+            prop_assert_eq!(added.get(k), Some(r));
+            prop_assert!(added.has(k));
+        }
+        prop_assert_eq!(added.len(), model.len());
+    }
+
     #[test]
     fn any_is_a_member(a in arb_composite()) {
         if let Some(v) = a.any() {
