@@ -41,8 +41,9 @@ pub(super) fn place(
         p.pods.meant = (facts.binary_search_by_key(&p.key, |f| f.order).ok())
             .and_then(|i| facts[i].pending_on);
     }
-    let (keys, workloads): (Vec<Key>, Vec<PendingWorkload>) =
-        pending.into_iter().map(|p| (p.key, p.pods)).unzip();
+    let keys: Vec<Key> = pending.iter().map(|p| p.key).collect();
+    // Collected in the vector it consumes (std's in-place iteration): no second copy.
+    let workloads: Vec<PendingWorkload> = pending.into_iter().map(|p| p.pods).collect();
     let solved = scheduler::solve_with_nodes(sim, &workloads, &mut existing);
     let on = cost::by_workload(&solved.nodes, workloads.len());
     let mut copies_of: HashMap<Key, Vec<Key>> = HashMap::new();
@@ -105,17 +106,23 @@ fn redefined(pending: &mut Vec<Pending>) -> Vec<Redefined> {
     for (first, later) in pairs {
         held[later] = Some(pending[first].key);
     }
+    // In place: a second vector of every workload's pods would double the run's peak.
     let mut copies = Vec::new();
-    for (p, held) in std::mem::take(pending).into_iter().zip(held) {
-        match (held, p.identity) {
-            (Some(held), Some(identity)) => copies.push(Redefined {
+    let mut held = held.into_iter();
+    pending.retain_mut(|p| match (held.next().flatten(), p.identity.take()) {
+        (Some(held), Some(identity)) => {
+            copies.push(Redefined {
                 key: p.key,
                 held,
                 identity,
-            }),
-            (_, identity) => pending.push(Pending { identity, ..p }),
+            });
+            false
         }
-    }
+        (_, identity) => {
+            p.identity = identity;
+            true
+        }
+    });
     copies
 }
 

@@ -59,7 +59,8 @@ pub struct PendingWorkload {
     /// [`Batch::has_room_for`] compares, worked out once rather than for each NodeClaim.
     room: [i128; HEADROOM.len()],
     host_ports: Vec<HostPort>,
-    identity: PodIdentity,
+    /// Shared with the batch's topology, which reads every workload's.
+    identity: Arc<PodIdentity>,
     /// The required pod anti-affinity terms, which Karpenter also tracks the other way
     /// round (`updateInverseAntiAffinity`).
     inverse: Vec<Term>,
@@ -114,7 +115,7 @@ impl PendingWorkload {
             room: HEADROOM.map(|r| requests.total.get_or_zero(r).as_millis()),
             requests,
             host_ports: pod::host_ports(spec),
-            identity,
+            identity: Arc::new(identity),
             inverse,
         })
     }

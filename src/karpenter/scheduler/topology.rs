@@ -20,6 +20,7 @@ use crate::karpenter::sim::{DomainUniverse, Failure, Simulator};
 use crate::karpenter::taints::{self, Taint, Toleration};
 use crate::model::workload::{LabelSelector, PodAffinityTerm, TopologySpreadConstraint};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// `TopologyType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -547,7 +548,7 @@ pub struct Topology {
     /// Groups of required anti-affinity terms, tracked the other way round as well
     /// (`inverseTopologyGroups`): the pods they select keep out of their owners' domains.
     inverse: Vec<Group>,
-    pods: Vec<PodIdentity>,
+    pods: Vec<Arc<PodIdentity>>,
     /// Per workload, the inverse groups its pods own.
     inverse_owned: Vec<Vec<usize>>,
     /// Per workload, the groups that select its pods.
@@ -574,7 +575,7 @@ impl Topology {
     /// (`inverse`, by workload), with domains from every NodePool and instance type
     /// (`buildDomainGroups`), each counting no pod yet. Make the groups of the pods as
     /// written with [`Topology::update`].
-    pub fn new(sim: &Simulator, pods: Vec<PodIdentity>, inverse: &[Vec<Term>]) -> Topology {
+    pub fn new(sim: &Simulator, pods: Vec<Arc<PodIdentity>>, inverse: &[Vec<Term>]) -> Topology {
         let mut topology = Topology {
             groups: Vec::new(),
             by_term: HashMap::new(),
