@@ -61,8 +61,9 @@ pub struct WorkloadFacts {
     /// requests are not judged.
     pub pod_template: bool,
     /// What Karpenter's batch decided for its replicas, once every pod of the run was
-    /// placed together (the verdict phase); `None` when it was not in the batch.
-    pub batch: Option<Batched>,
+    /// placed together (the verdict phase); `None` when it was not in the batch. Boxed:
+    /// every workload's facts are held through the workload phase, before any is placed.
+    pub batch: Option<Box<Batched>>,
 }
 
 /// A workload's replicas as Karpenter's batch places them with every other pod of the run.

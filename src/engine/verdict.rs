@@ -56,7 +56,7 @@ pub(super) fn place(
         let copied = copies_of.get(&key).into_iter().flatten().copied();
         for key in std::iter::once(key).chain(copied) {
             if let Ok(at) = facts.binary_search_by_key(&key, |f| f.order) {
-                facts[at].batch = Some(batch.clone());
+                facts[at].batch = Some(Box::new(batch.clone()));
             }
             // Plan rows only (`karplint plan`, `diff`): the lint has none.
             if let Ok(at) = rows.binary_search_by_key(&key, |(k, _)| *k) {
