@@ -332,10 +332,64 @@ pub enum RequirementError {
 pub struct Requirement {
     key: String,
     complement: bool,
-    values: BTreeSet<String>,
+    values: ValueSet,
     greater_than_or_equal: Option<i64>,
     less_than_or_equal: Option<i64>,
     min_values: Option<u32>,
+}
+
+/// A requirement's listed values, sorted and distinct: most requirements list one to a
+/// few values, which a vector holds in one allocation where a tree set takes a node with
+/// room for eleven.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+struct ValueSet(Vec<String>);
+
+impl ValueSet {
+    fn contains(&self, value: &str) -> bool {
+        self.0.binary_search_by(|v| v.as_str().cmp(value)).is_ok()
+    }
+
+    /// The values of both, or of either (`union`), or of `self` only (`difference`), as
+    /// `keep(in_self, in_other)` says, by one merge of the two sorted lists.
+    fn merge(&self, other: &ValueSet, keep: impl Fn(bool, bool) -> bool) -> ValueSet {
+        let (a, b) = (&self.0, &other.0);
+        let (mut i, mut j) = (0, 0);
+        let mut out = Vec::new();
+        while i < a.len() || j < b.len() {
+            let order = match (a.get(i), b.get(j)) {
+                (Some(x), Some(y)) => x.cmp(y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            let (value, in_a, in_b) = match order {
+                std::cmp::Ordering::Less => (&a[i], true, false),
+                std::cmp::Ordering::Greater => (&b[j], false, true),
+                std::cmp::Ordering::Equal => (&a[i], true, true),
+            };
+            if keep(in_a, in_b) {
+                out.push(value.clone());
+            }
+            i += usize::from(in_a);
+            j += usize::from(in_b);
+        }
+        ValueSet(out)
+    }
+}
+
+impl FromIterator<String> for ValueSet {
+    fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
+        let mut values: Vec<String> = iter.into_iter().collect();
+        values.sort_unstable();
+        values.dedup();
+        ValueSet(values)
+    }
+}
+
+impl std::ops::Deref for ValueSet {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
 }
 
 fn max_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -381,7 +435,7 @@ impl Requirement {
         let mut requirement = Requirement {
             key,
             complement: true,
-            values: BTreeSet::new(),
+            values: ValueSet::default(),
             greater_than_or_equal: None,
             less_than_or_equal: None,
             min_values: None,
@@ -498,8 +552,8 @@ impl Requirement {
         self.complement
     }
 
-    /// The listed values: members of a finite set, exclusions of a complement.
-    pub fn values(&self) -> &BTreeSet<String> {
+    /// The listed values, sorted: members of a finite set, exclusions of a complement.
+    pub fn values(&self) -> &[String] {
         &self.values
     }
 
@@ -559,16 +613,13 @@ impl Requirement {
         {
             return Requirement::does_not_exist(&self.key).with_min_values(min_values);
         }
-        let values: BTreeSet<String> = match (self.complement, other.complement) {
-            (true, true) => self.values.union(&other.values).cloned().collect(),
-            (true, false) => other.values.difference(&self.values).cloned().collect(),
-            (false, true) => self.values.difference(&other.values).cloned().collect(),
-            (false, false) => self.values.intersection(&other.values).cloned().collect(),
+        let mut values = match (self.complement, other.complement) {
+            (true, true) => self.values.merge(&other.values, |a, b| a || b),
+            (true, false) => other.values.merge(&self.values, |a, b| a && !b),
+            (false, true) => self.values.merge(&other.values, |a, b| a && !b),
+            (false, false) => self.values.merge(&other.values, |a, b| a && b),
         };
-        let values = values
-            .into_iter()
-            .filter(|v| within_bounds(v, gte, lte))
-            .collect();
+        values.0.retain(|v| within_bounds(v, gte, lte));
         let (gte, lte) = if complement { (gte, lte) } else { (None, None) };
         Requirement {
             key: self.key.clone(),

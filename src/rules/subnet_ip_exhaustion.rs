@@ -30,7 +30,7 @@ impl Rule for SubnetIpExhaustion {
                 .requirements
                 .get(LABEL_ZONE)
                 .filter(|r| !r.is_complement())
-                .map(|r| r.values().clone());
+                .map(|r| r.values());
             let subnets: Vec<_> = cx
                 .cluster
                 .subnets
