@@ -36,6 +36,7 @@ use std::sync::Arc;
 use topology::{Compat, GroupType, PodIdentity, Term, Topology};
 
 mod existing;
+mod gosort;
 mod launched;
 mod refusals;
 mod topology;
@@ -1180,28 +1181,60 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// The order `add` tries nodes in: the existing nodes first (`addToExistingNode`, in
     /// the order `NewScheduler` sorts them, by name: a launched node is named after its
     /// NodePool, then in launch order), then the NodeClaims of this round, which `add`
-    /// sorts in place by their pod count each time: equal counts keep the order the
-    /// previous sorts left (Go's `sort.Slice` is an insertion sort, so stable, up to 12
-    /// NodeClaims; beyond, its pattern-defeating quicksort is not, and a stable sort stands
-    /// for it).
+    /// sorts in place by their pod count each time with Go's `sort.Slice`
+    /// ([`gosort::slice`]). That sort is not stable beyond 12 NodeClaims: NodeClaims of
+    /// equal count come out in the order it leaves them, and that order decides which
+    /// NodeClaim a pod joins.
     fn sort_claims(&mut self) {
         if self.sorted {
             return;
         }
         match self.moved.take() {
-            Some(c) => self.move_claim(c),
-            None => {
-                let mut order = std::mem::take(&mut self.order);
-                order.sort_by_key(|&c| self.sort_key(c));
+            Some(c) if self.moves_as_stable(c) => self.move_claim(c),
+            _ => {
+                let order = std::mem::take(&mut self.order);
+                self.order = self.sorted_order(order);
                 self.position.resize(self.claims.len(), 0);
-                for (i, &c) in order.iter().enumerate() {
+                for (i, &c) in self.order.iter().enumerate() {
                     self.position[c] = i;
                 }
-                self.order = order;
             }
         }
         self.sorted = true;
         self.sort_due = false;
+    }
+
+    /// `order` as `add` leaves it: the existing nodes by (pool name, launch)
+    /// (`sort.SliceStable`), then the round's NodeClaims as `sort.Slice` leaves them by
+    /// pod count.
+    fn sorted_order(&self, mut order: Vec<usize>) -> Vec<usize> {
+        order.sort_by_key(|&c| {
+            self.claims[c]
+                .launched
+                .map_or(u64::MAX, |_| self.sort_key(c))
+        });
+        let round = order.partition_point(|&c| self.claims[c].launched.is_some());
+        let pods = |c: &usize| self.claims[*c].workloads.len();
+        gosort::slice(&mut order[round..], |a, b| pods(a) < pods(b));
+        order
+    }
+
+    /// Whether `sort.Slice` puts NodeClaim `c`, which alone changed since the last sort
+    /// (it took a pod, or was made and put last), where a stable sort would: up to 12
+    /// NodeClaims it is an insertion sort; from 50, when its pivot sees the NodeClaims in
+    /// order, its partial insertion sort moves `c` alone. An existing node's place does not
+    /// depend on its pods.
+    fn moves_as_stable(&mut self, c: usize) -> bool {
+        if self.claims[c].launched.is_some() {
+            return true;
+        }
+        let claims = &self.claims;
+        let round = (self.order).partition_point(|&o| claims[o].launched.is_some());
+        let segment = &mut self.order[round..];
+        let pods = |c: &usize| claims[*c].workloads.len();
+        segment.len() <= 12
+            || (segment.len() >= 50
+                && gosort::pivot_sees_increasing(segment, |a, b| pods(a) < pods(b)))
     }
 
     /// NodeClaim `c`'s key in [`Batch::sort_claims`]: the existing nodes by (pool name,
@@ -1228,11 +1261,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         };
         // The full sort this stands for, to check against in tests.
         #[cfg(debug_assertions)]
-        let expected = {
-            let mut order = self.order.clone();
-            order.sort_by_key(|&o| self.sort_key(o));
-            order
-        };
+        let expected = self.sorted_order(self.order.clone());
         self.order.remove(from);
         let key = self.sort_key(c);
         let below = self.order.partition_point(|&o| self.sort_key(o) < key);

@@ -1,0 +1,3 @@
+module github.com/karplint/karplint/tools/gen-gosort-cases
+
+go 1.26
