@@ -23,6 +23,10 @@ use crate::model::{Body, Kind, Object, Span};
 use crate::quantity::{Quantity, ResourceList};
 use std::collections::{BTreeMap, HashMap};
 
+/// Where each key (a normalised label key, or a resource name) came from: a map held as a
+/// sorted vector, as a pod has a few.
+pub type Spans = litemap::LiteMap<compact_str::CompactString, Span>;
+
 /// One set of requirements Karpenter tries for a pod, with where each key came from.
 #[derive(Debug, Clone, Default)]
 pub struct Attempt {
@@ -31,7 +35,7 @@ pub struct Attempt {
     /// (`NewStrictPodRequirements`), which topology reads as the pod's own domains.
     pub strict: Requirements,
     /// Normalised key → span of the pod's selector entry for it.
-    pub spans: BTreeMap<String, Span>,
+    pub spans: Spans,
     /// Whether preferred terms are part of this attempt.
     pub with_preferences: bool,
     /// Karpenter's last relaxation: `PreferNoSchedule` taints are tolerated
@@ -113,7 +117,7 @@ pub fn attempts(obj: &Object, spec: &PodSpec) -> Result<Vec<Attempt>, Ignored> {
                 reason,
             }
         })?;
-        base.spans.insert(req.key().to_string(), obj.span(k));
+        base.spans.insert(req.key().into(), obj.span(k));
         base.requirements.add(req);
     }
     let na = &spec.affinity.node_affinity;
@@ -221,9 +225,7 @@ fn add_expressions(
                 reason,
             }
         })?;
-        a.spans
-            .entry(req.key().to_string())
-            .or_insert(obj.span(&e.key));
+        a.spans.entry(req.key().into()).or_insert(obj.span(&e.key));
         a.requirements.add(req);
     }
     Ok(())
@@ -412,7 +414,7 @@ impl Admitted {
         if obj.is_pod_template() {
             return Requests {
                 total: ResourceList::new().with("pods", Quantity::from_units(1)),
-                spans: BTreeMap::new(),
+                spans: Spans::new(),
             };
         }
         let defaults = self.limit_ranges.for_object(obj);
@@ -466,7 +468,7 @@ impl Admitted {
                     reason,
                 })?;
             for a in &mut attempts {
-                a.spans.entry(req.key().to_string()).or_insert(span);
+                a.spans.entry(req.key().into()).or_insert(span);
                 a.requirements.add(req.clone());
                 a.strict.add(req.clone());
             }
@@ -576,7 +578,7 @@ pub fn default_requests(spec: &LimitRangeSpec) -> ResourceList {
 pub struct Requests {
     pub total: ResourceList,
     /// Resource → span of the largest single request (or limit standing in) for it.
-    pub spans: BTreeMap<String, Span>,
+    pub spans: Spans,
 }
 
 /// One container's requests as admitted: those written (limits standing in for missing
@@ -730,7 +732,7 @@ pub fn requests_with(
     total.insert("pods", Quantity::from_units(1));
     Requests {
         total,
-        spans: spans.into_iter().map(|(k, (_, s))| (k, s)).collect(),
+        spans: spans.into_iter().map(|(k, (_, s))| (k.into(), s)).collect(),
     }
 }
 
@@ -1120,7 +1122,7 @@ mod tests {
         let spec = obj.workload().and_then(|w| w.pod_spec()).expect("spec");
         let r = requests(obj, spec, KarpenterVersion::NEWEST);
         let at = |k: &str| {
-            let s = r.spans[k];
+            let s = r.spans[&k.into()];
             &yaml[s.offset..s.offset + s.len]
         };
         assert_eq!(at("cpu"), "\"8\"");

@@ -985,7 +985,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
                 ..
             } => {
                 *requirements = with_pod();
-                let pod_span = pod.requests.spans.get(&largest.resource).copied();
+                let pod_span = pod.requests.spans.get(largest.resource.as_str()).copied();
                 (pool.name_span(), pod_span)
             }
             Failure::AllTypesExceedLimits => {
