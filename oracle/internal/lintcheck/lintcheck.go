@@ -197,15 +197,7 @@ func judge(w Workload, ds []karplint.Diagnostic) (bool, string) {
 		if pool := namedPool(d.Message); pool != "" && w.PoolKinds[pool] != nil {
 			want = w.PoolKinds[pool]
 		} else if pools := offeringPools(d); len(pools) > 0 {
-			var kinds []string
-			for _, pool := range pools {
-				for _, k := range w.PoolKinds[pool] {
-					if !contains(kinds, k) {
-						kinds = append(kinds, k)
-					}
-				}
-			}
-			if len(kinds) > 0 {
+			if kinds := offeringKinds(w.PoolKinds, pools); len(kinds) > 0 {
 				want = kinds
 			}
 		}
@@ -234,6 +226,39 @@ func namedPool(msg string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// offeringKinds are the kinds Karpenter's errors give the offering pools. A pool refused
+// on its limits was never asked about topology: addToNewNodeClaim filters a NodePool's
+// instance types by its remaining resources before NodeClaim.CanAdd adds the topology
+// requirements. There, the topology Karpenter refused the same pods with on another pool
+// (its domains are the pod's, not the pool's) stands for the topology it did not check.
+func offeringKinds(poolKinds map[string][]string, pools []string) []string {
+	var kinds []string
+	add := func(k string) {
+		if !contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, pool := range pools {
+		for _, k := range poolKinds[pool] {
+			add(k)
+			if k == "limits" && anyPoolKind(poolKinds, "topology") {
+				add("topology")
+			}
+		}
+	}
+	return kinds
+}
+
+// anyPoolKind reports whether Karpenter's errors give some NodePool the kind.
+func anyPoolKind(poolKinds map[string][]string, kind string) bool {
+	for _, ks := range poolKinds {
+		if contains(ks, kind) {
+			return true
+		}
+	}
+	return false
 }
 
 var offersNote = regexp.MustCompile(`^NodePool "([^"]*)" offers `)
