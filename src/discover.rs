@@ -604,12 +604,30 @@ pub fn first_of_each<K: std::hash::Hash + Eq>(
 /// `p` made absolute and lexically normal (`.` and `..` resolved, symlinks kept), so that
 /// paths named in different ways (kustomizations, baselines, arguments) compare equal.
 pub fn normal(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
+    if p.is_absolute() {
+        Normal(PathBuf::new()).of(p)
     } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    if is_normal(&abs) { abs } else { rebuilt(&abs) }
+        Normal::here().of(p)
+    }
+}
+
+/// [`normal`] for many paths: the working directory is asked once, not once per path.
+pub struct Normal(PathBuf);
+
+impl Normal {
+    /// Relative paths are taken from the working directory as it is now.
+    pub fn here() -> Normal {
+        Normal(std::env::current_dir().unwrap_or_default())
+    }
+
+    pub fn of(&self, p: &Path) -> PathBuf {
+        let abs = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.0.join(p)
+        };
+        if is_normal(&abs) { abs } else { rebuilt(&abs) }
+    }
 }
 
 /// `abs` rebuilt from its components, `.` dropped and `..` resolved lexically.

@@ -108,6 +108,9 @@ fn one_file_under_two_spellings_is_linted_once() {
         &[".", "./app.yaml"][..],
         &["app.yaml", "sub/../app.yaml"],
         &["app.yaml", "link.yaml"],
+        // One tree: the link is not followed, or followed to a file the walk also lists.
+        &["."],
+        &["--follow", "."],
     ] {
         let r = run(dir.path(), args);
         assert_eq!(r.files(), 1, "{args:?}: {:#}", r.json);

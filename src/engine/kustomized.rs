@@ -36,6 +36,7 @@ pub(super) fn remap(
     if renders.is_empty() && helm.is_empty() {
         return Remapped::default();
     }
+    let normal = crate::discover::Normal::here();
     let mut m = Mover {
         renders: renders.iter().map(|(id, m)| (*id, m)).collect(),
         helm: helm.iter().map(|(id, m)| (*id, m)).collect(),
@@ -43,7 +44,7 @@ pub(super) fn remap(
         missing: Default::default(),
         files: Files::default(),
         known: (sources.iter().enumerate())
-            .filter_map(|(id, s)| Some((crate::kustomize::normal(s.path()?), id)))
+            .filter_map(|(id, s)| Some((normal.of(s.path()?), id)))
             .collect(),
         added: Vec::new(),
         next: sources.len(),

@@ -247,7 +247,8 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     let renders = sources::add_kustomized(&mut sources, kustomized.plan);
 
     let linted: Vec<bool> = sources.iter().map(|s| !s.context).collect();
-    let scopes = scopes::Scopes::new(&opts.clusters, &scopes::places(&sources, &renders), &linted);
+    let places = || scopes::places(&sources, &renders);
+    let scopes = scopes::Scopes::new(&opts.clusters, places, &linted);
     let mut files: Vec<cluster::FileState> = (0..sources.len())
         .map(|_| cluster::FileState::Outside)
         .collect();
@@ -429,7 +430,13 @@ fn discover_inputs(opts: &LintOptions) -> Result<DiscoveredInputs, LintError> {
         );
     }
     let named_only = !linted.walked && !opts.paths.iter().any(|p| p.as_os_str() == "-");
-    let inputs = discover::first_of_each(linted.inputs, context.inputs, discover::identity);
+    // One tree walked without following links lists each file once, under one spelling:
+    // nothing to resolve (a path resolved costs a system call per component).
+    let inputs = if opts.paths.len() + opts.context.len() == 1 && !opts.walk.follow {
+        linted.inputs.into_iter().chain(context.inputs).collect()
+    } else {
+        discover::first_of_each(linted.inputs, context.inputs, discover::identity)
+    };
     Ok(DiscoveredInputs {
         named_only,
         inputs,
@@ -479,10 +486,11 @@ fn kustomize_inputs(
     let notes = (std::mem::take(&mut plan.notes).into_iter())
         .map(|n| crate::report::Note::new("kustomize", n))
         .collect();
+    let normal = discover::Normal::here();
     let inputs = (inputs.into_iter())
         .filter(|i| match i {
             Input::File { path, .. } if !plan.replaced.is_empty() => {
-                !plan.replaced.contains(&crate::kustomize::normal(path))
+                !plan.replaced.contains(&normal.of(path))
             }
             _ => true,
         })

@@ -64,16 +64,21 @@ pub(super) struct Scopes<'o> {
 }
 
 impl<'o> Scopes<'o> {
-    /// The scopes of `clusters` over `sources`; `place[id]` is where source `id` lies
-    /// (its file, or a rendered root's kustomization file), normal. A cluster that reads
-    /// no linted source (only context, or nothing the run was given) is not judged; its
-    /// name is in [`Scopes::idle`].
+    /// The scopes of `clusters` over `sources`; `place()` gives where each source lies
+    /// (its file, or a rendered root's kustomization file), normal, and is asked only when
+    /// there are clusters. A cluster that reads no linted source (only context, or nothing
+    /// the run was given) is not judged; its name is in [`Scopes::idle`].
     pub fn new(
         clusters: &'o [ClusterScope],
-        place: &[Option<PathBuf>],
+        place: impl FnOnce() -> Vec<Option<PathBuf>>,
         linted: &[bool],
     ) -> Scopes<'o> {
-        let n = place.len();
+        let n = linted.len();
+        let place = if clusters.is_empty() {
+            Vec::new()
+        } else {
+            place()
+        };
         let dirs: Vec<Vec<PathBuf>> = (clusters.iter())
             .map(|c| c.dirs.iter().map(|d| crate::discover::normal(d)).collect())
             .collect();
@@ -229,7 +234,7 @@ impl<'o> Scopes<'o> {
 
 /// The clusters whose directory holds `place` most closely; `None` when none holds it.
 fn owners(place: Option<&std::path::Path>, dirs: &[Vec<PathBuf>]) -> Option<Vec<usize>> {
-    let place = crate::discover::normal(place?);
+    let place = place?;
     let depth = |i: usize| {
         (dirs[i].iter())
             .filter(|d| place.starts_with(d))
@@ -257,8 +262,9 @@ pub(super) fn places(
     sources: &[Source],
     renders: &[(usize, crate::kustomize::remap::RenderMap)],
 ) -> Vec<Option<PathBuf>> {
+    let normal = crate::discover::Normal::here();
     let mut places: Vec<Option<PathBuf>> = (sources.iter())
-        .map(|s| s.path().map(crate::discover::normal))
+        .map(|s| s.path().map(|p| normal.of(p)))
         .collect();
     for (id, map) in renders {
         places[*id] = Some(map.root().to_path_buf());

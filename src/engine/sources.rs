@@ -201,8 +201,9 @@ pub(super) fn add_kustomized(
     plan: crate::kustomize::Plan,
 ) -> Vec<(usize, crate::kustomize::remap::RenderMap)> {
     if !plan.transforms.is_empty() {
+        let normal = crate::discover::Normal::here();
         for src in sources.iter_mut() {
-            let key = src.path().map(crate::kustomize::normal);
+            let key = src.path().map(|p| normal.of(p));
             src.kustomized = key.and_then(|k| plan.transforms.get(&k).cloned());
         }
     }

@@ -468,8 +468,9 @@ pub fn plan(
     }
     let deadline = Instant::now() + limits.deadline;
     // Which files feed a root matters only to a render.
+    let here = crate::discover::Normal::here();
     let linted: BTreeSet<PathBuf> = (files.iter().filter(|f| tool.is_some() && !f.context))
-        .map(|f| normal(&f.path))
+        .map(|f| here.of(&f.path))
         .collect();
     let renderer = Renderer {
         tool: tool.as_ref(),
