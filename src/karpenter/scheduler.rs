@@ -1224,13 +1224,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// NodeClaims it is an insertion sort; from 50, when its pivot sees the NodeClaims in
     /// order, its partial insertion sort moves `c` alone. An existing node's place does not
     /// depend on its pods.
-    fn moves_as_stable(&mut self, c: usize) -> bool {
+    fn moves_as_stable(&self, c: usize) -> bool {
         if self.claims[c].launched.is_some() {
             return true;
         }
         let claims = &self.claims;
         let round = (self.order).partition_point(|&o| claims[o].launched.is_some());
-        let segment = &mut self.order[round..];
+        let segment = &self.order[round..];
         let pods = |c: &usize| claims[*c].workloads.len();
         segment.len() <= 12
             || (segment.len() >= 50

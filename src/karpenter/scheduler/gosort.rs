@@ -18,10 +18,9 @@ pub(super) fn slice<T>(data: &mut [T], less: impl Fn(&T, &T) -> bool) {
 /// `pdqsort` first tries `partialInsertionSort` on it. When one element alone is out of
 /// place, that partial insertion sort puts it where a stable sort would (among the
 /// elements equal to it, after those it followed and before those it preceded).
-pub(super) fn pivot_sees_increasing<T>(data: &mut [T], less: impl Fn(&T, &T) -> bool) -> bool {
-    let b = data.len();
-    let mut sorter = Sorter { data, less };
-    matches!(sorter.choose_pivot(0, b).1, Hint::Increasing)
+pub(super) fn pivot_sees_increasing<T>(data: &[T], less: impl Fn(&T, &T) -> bool) -> bool {
+    let less = |i: usize, j: usize| less(&data[i], &data[j]);
+    matches!(choose_pivot(&less, 0, data.len()).1, Hint::Increasing)
 }
 
 /// `sortedHint`.
@@ -107,7 +106,7 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
                 self.break_patterns(a, b);
                 limit -= 1;
             }
-            let (mut pivot, mut hint) = self.choose_pivot(a, b);
+            let (mut pivot, mut hint) = choose_pivot(&|i, j| self.less(i, j), a, b);
             if hint == Hint::Decreasing {
                 self.reverse_range(a, b);
                 pivot = (b - 1) - (pivot - a);
@@ -141,24 +140,13 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
     }
 
     /// `partition_func`: the new place of the pivot, and whether the slice was already
-    /// partitioned.
+    /// partitioned. Go writes the loop's first pass out before the loop, returning at once
+    /// when it swaps nothing; here the loop's first pass is it.
     fn partition(&mut self, a: usize, b: usize, pivot: usize) -> (usize, bool) {
         self.swap(a, pivot);
         // Inclusive bounds of what is left to partition; `j` may pass below `a + 1`.
         let (mut i, mut j) = (a + 1, b - 1);
-        while i <= j && self.less(i, a) {
-            i += 1;
-        }
-        while i <= j && !self.less(j, a) {
-            j -= 1;
-        }
-        if i > j {
-            self.swap(j, a);
-            return (j, true);
-        }
-        self.swap(i, j);
-        i += 1;
-        j -= 1;
+        let mut already_partitioned = true;
         loop {
             while i <= j && self.less(i, a) {
                 i += 1;
@@ -172,9 +160,10 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
             self.swap(i, j);
             i += 1;
             j -= 1;
+            already_partitioned = false;
         }
         self.swap(j, a);
-        (j, false)
+        (j, already_partitioned)
     }
 
     /// `partitionEqual_func`.
@@ -252,45 +241,6 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
         }
     }
 
-    /// `choosePivot_func`.
-    fn choose_pivot(&mut self, a: usize, b: usize) -> (usize, Hint) {
-        const SHORTEST_NINTHER: usize = 50;
-        const MAX_SWAPS: usize = 4 * 3;
-        let l = b - a;
-        let mut swaps = 0;
-        let (mut i, mut j, mut k) = (a + l / 4, a + l / 4 * 2, a + l / 4 * 3);
-        if l >= 8 {
-            if l >= SHORTEST_NINTHER {
-                i = self.median(i - 1, i, i + 1, &mut swaps);
-                j = self.median(j - 1, j, j + 1, &mut swaps);
-                k = self.median(k - 1, k, k + 1, &mut swaps);
-            }
-            j = self.median(i, j, k, &mut swaps);
-        }
-        match swaps {
-            0 => (j, Hint::Increasing),
-            MAX_SWAPS => (j, Hint::Decreasing),
-            _ => (j, Hint::Unknown),
-        }
-    }
-
-    /// `order2_func`.
-    fn order2(&self, a: usize, b: usize, swaps: &mut usize) -> (usize, usize) {
-        if self.less(b, a) {
-            *swaps += 1;
-            return (b, a);
-        }
-        (a, b)
-    }
-
-    /// `median_func`.
-    fn median(&self, a: usize, b: usize, c: usize, swaps: &mut usize) -> usize {
-        let (a, b) = self.order2(a, b, swaps);
-        let (b, _) = self.order2(b, c, swaps);
-        let (_, b) = self.order2(a, b, swaps);
-        b
-    }
-
     /// `reverseRange_func`.
     fn reverse_range(&mut self, a: usize, b: usize) {
         let (mut i, mut j) = (a, b - 1);
@@ -300,6 +250,56 @@ impl<T, F: Fn(&T, &T) -> bool> Sorter<'_, T, F> {
             j -= 1;
         }
     }
+}
+
+/// `choosePivot_func`, over `less` of two indices (it only compares).
+fn choose_pivot(less: &impl Fn(usize, usize) -> bool, a: usize, b: usize) -> (usize, Hint) {
+    const SHORTEST_NINTHER: usize = 50;
+    const MAX_SWAPS: usize = 4 * 3;
+    let l = b - a;
+    let mut swaps = 0;
+    let (mut i, mut j, mut k) = (a + l / 4, a + l / 4 * 2, a + l / 4 * 3);
+    if l >= 8 {
+        if l >= SHORTEST_NINTHER {
+            i = median(less, i - 1, i, i + 1, &mut swaps);
+            j = median(less, j - 1, j, j + 1, &mut swaps);
+            k = median(less, k - 1, k, k + 1, &mut swaps);
+        }
+        j = median(less, i, j, k, &mut swaps);
+    }
+    match swaps {
+        0 => (j, Hint::Increasing),
+        MAX_SWAPS => (j, Hint::Decreasing),
+        _ => (j, Hint::Unknown),
+    }
+}
+
+/// `order2_func`.
+fn order2(
+    less: &impl Fn(usize, usize) -> bool,
+    a: usize,
+    b: usize,
+    swaps: &mut usize,
+) -> (usize, usize) {
+    if less(b, a) {
+        *swaps += 1;
+        return (b, a);
+    }
+    (a, b)
+}
+
+/// `median_func`.
+fn median(
+    less: &impl Fn(usize, usize) -> bool,
+    a: usize,
+    b: usize,
+    c: usize,
+    swaps: &mut usize,
+) -> usize {
+    let (a, b) = order2(less, a, b, swaps);
+    let (b, _) = order2(less, b, c, swaps);
+    let (_, b) = order2(less, a, b, swaps);
+    b
 }
 
 #[cfg(test)]
@@ -348,7 +348,7 @@ mod tests {
             }
             let mut tagged: Vec<(u8, usize)> = keys.iter().copied().zip(0..).collect();
             let n = tagged.len();
-            let promised = n <= 12 || (n >= 50 && pivot_sees_increasing(&mut tagged, |a, b| a.0 < b.0));
+            let promised = n <= 12 || (n >= 50 && pivot_sees_increasing(&tagged, |a, b| a.0 < b.0));
             let mut stable = tagged.clone();
             stable.sort_by_key(|&(k, _)| k);
             slice(&mut tagged, |a, b| a.0 < b.0);
