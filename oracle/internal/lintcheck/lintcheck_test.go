@@ -26,6 +26,23 @@ func withNote(d karplint.Diagnostic, msg string) karplint.Diagnostic {
 	return d
 }
 
+// tried is api-0 placed and api-1 Pending with reason, refused by each NodePool as given.
+func tried(reason string, failures ...verdict.Failure) []verdict.Pod {
+	return []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1,
+		Outcome: verdict.Pending, Reason: reason, Failures: failures}}
+}
+
+func failure(pool, kind, msg string) verdict.Failure {
+	return verdict.Failure{NodePool: pool, Kind: kind, Message: msg}
+}
+
+// repelled is the zone anti-affinity finding for api's 2 replicas, its note naming pool as
+// the one offering the zone.
+func repelled(pool string) karplint.Diagnostic {
+	return withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`),
+		`NodePool "`+pool+`" offers topology.kubernetes.io/zone [us-east-1a]`)
+}
+
 const (
 	antiMsg     = "unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone"
 	limitsMsg   = "all available instance types exceed limits for nodepool (NodePool=np)"
@@ -58,22 +75,18 @@ func TestCompare(t *testing.T) {
 		{"pending, pod affinity's own count", []verdict.Pod{placed("api-0", 0), pending("api-1", 1, "np", "topology", topologyMsg), pending("api-2", 2, "np", "topology", topologyMsg)},
 			[]karplint.Diagnostic{finding("unsatisfiable-pod-affinity", topologyMsg+`: 3 replicas require affinity to their own labels, so all of them must join the first node Karpenter launches for them; a node of NodePool "np" holds 1, so 2 replicas stay Pending`)},
 			true, ""},
-		{"pending, topology on the pools the finding's notes name, a taint on the first pool", []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1, Outcome: verdict.Pending, Reason: "did not tolerate taint",
-			Failures: []verdict.Failure{{NodePool: "tainted", Kind: "taint", Message: "did not tolerate taint"}, {NodePool: "np", Kind: "topology", Message: antiMsg}}}},
-			[]karplint.Diagnostic{withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`), `NodePool "np" offers topology.kubernetes.io/zone [us-east-1a]`)},
-			true, ""},
-		{"pending, topology on no pool the finding's notes name", []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1, Outcome: verdict.Pending, Reason: "did not tolerate taint",
-			Failures: []verdict.Failure{{NodePool: "tainted", Kind: "taint", Message: "did not tolerate taint"}, {NodePool: "np", Kind: "topology", Message: antiMsg}}}},
-			[]karplint.Diagnostic{withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`), `NodePool "tainted" offers topology.kubernetes.io/zone [us-east-1a]`)},
-			false, "karpenter taint, lint unsatisfiable-pod-affinity"},
-		{"pending, limits on the pool the finding's notes name, topology on the first pool", []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1, Outcome: verdict.Pending, Reason: antiMsg,
-			Failures: []verdict.Failure{{NodePool: "first", Kind: "topology", Message: antiMsg}, {NodePool: "np", Kind: "limits", Message: limitsMsg}}}},
-			[]karplint.Diagnostic{withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`), `NodePool "np" offers topology.kubernetes.io/zone [us-east-1a]`)},
-			true, ""},
-		{"pending, limits on the pool the finding's notes name, topology on none", []verdict.Pod{placed("api-0", 0), {Pod: "default/api-1", Workload: "Deployment/default/api", Replica: 1, Outcome: verdict.Pending, Reason: "did not tolerate taint",
-			Failures: []verdict.Failure{{NodePool: "tainted", Kind: "taint", Message: "did not tolerate taint"}, {NodePool: "np", Kind: "limits", Message: limitsMsg}}}},
-			[]karplint.Diagnostic{withNote(finding("unsatisfiable-pod-affinity", antiMsg+`: 2 replicas repel each other but the NodePools this pod can use offer 1 topology.kubernetes.io/zone domain(s) [us-east-1a], so 1 replicas stay Pending`), `NodePool "np" offers topology.kubernetes.io/zone [us-east-1a]`)},
-			false, "karpenter limits, lint unsatisfiable-pod-affinity"},
+		{"pending, topology on the pools the finding's notes name, a taint on the first pool",
+			tried("did not tolerate taint", failure("tainted", "taint", "did not tolerate taint"), failure("np", "topology", antiMsg)),
+			[]karplint.Diagnostic{repelled("np")}, true, ""},
+		{"pending, topology on no pool the finding's notes name",
+			tried("did not tolerate taint", failure("tainted", "taint", "did not tolerate taint"), failure("np", "topology", antiMsg)),
+			[]karplint.Diagnostic{repelled("tainted")}, false, "karpenter taint, lint unsatisfiable-pod-affinity"},
+		{"pending, limits on the pool the finding's notes name, topology on the first pool",
+			tried(antiMsg, failure("first", "topology", antiMsg), failure("np", "limits", limitsMsg)),
+			[]karplint.Diagnostic{repelled("np")}, true, ""},
+		{"pending, limits on the pool the finding's notes name, topology on none",
+			tried("did not tolerate taint", failure("tainted", "taint", "did not tolerate taint"), failure("np", "limits", limitsMsg)),
+			[]karplint.Diagnostic{repelled("np")}, false, "karpenter limits, lint unsatisfiable-pod-affinity"},
 		{"pending, a message that is not its rule's", twoOfThree,
 			[]karplint.Diagnostic{finding("replicas-exceed-capacity", `2 of 3 replicas stay Pending once every pod of the run is placed: NodePool "np": no instance type has enough resources`)},
 			false, "lint replicas-exceed-capacity, its message reads resources"},
