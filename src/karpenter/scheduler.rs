@@ -400,10 +400,23 @@ fn raise(most: &mut [i128; HEADROOM.len()], left: [i128; HEADROOM.len()]) {
 }
 
 /// A pod's requirements, its tolerations, whether it tolerates `PreferNoSchedule` taints,
-/// and the pools whose NodeClaims it may join ([`Batch::joinable_pools`]).
-type JoinableAlike = (Requirements, Vec<Toleration>, bool, std::rc::Rc<[bool]>);
+/// and the pools they leave it ([`Batch::pools_for`]).
+type PoolsAlike = (Requirements, Vec<Toleration>, bool, std::rc::Rc<PoolsFor>);
 
-/// The hash [`Batch::joinable_pools`] shares its lists by.
+/// The pools a pod's requirements and tolerations leave it, whatever the batch did.
+struct PoolsFor {
+    /// Per pool, whether its NodeClaims may take the pod: its taints are tolerated and its
+    /// requirements intersect the pod's. A NodeClaim's requirements narrow its pool's, so a
+    /// pool the pod conflicts with has no NodeClaim it fits.
+    joinable: Box<[bool]>,
+    /// The pools whose own stages take the pod on a new NodeClaim
+    /// ([`Simulator::claim_stages_pass`]: taints, then `Compatible` requirements), in order.
+    /// Every other pool refuses it whatever its limits, and its refusal matters only to the
+    /// pod's error ([`Batch::refusal_before_stages`]).
+    staged: Box<[u32]>,
+}
+
+/// The hash [`Batch::pools_for`] shares its lists by.
 fn alike_hash(requirements: &Requirements, tolerations: &[Toleration], pns: bool) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -491,7 +504,9 @@ pub fn solve_with_nodes(
         .iter()
         .map(|w| vec![PodOutcome::Pending(None, None); usize::try_from(w.replicas).unwrap_or(0)])
         .collect();
-    let mut queue: std::collections::VecDeque<(usize, usize)> = queue_order(workloads).into();
+    let keys: Vec<_> = workloads.iter().map(queue_key).collect();
+    let mut queue: std::collections::VecDeque<(usize, usize)> =
+        queue_order(workloads, &keys).into();
     if !existing.is_empty() {
         queue.retain(|&(w, r)| match existing.bind(&workloads[w]) {
             Some(group) => {
@@ -516,7 +531,7 @@ pub fn solve_with_nodes(
         // The next `Solve` sorts the pods still Pending afresh.
         queue
             .make_contiguous()
-            .sort_by_key(|&(w, r)| (queue_key(workloads, w), w, r));
+            .sort_by_key(|&(w, r)| (keys[w], w, r));
     }
     for ((w, r), kind) in first_round {
         match &mut out[w][r] {
@@ -555,19 +570,22 @@ fn fresh_topology(
 
 /// Every pod as (workload, replica), by cpu then memory requested, descending; ties keep
 /// the run's order (`byCPUAndMemoryDescending`, creation time standing for the order).
-fn queue_order(workloads: &[PendingWorkload]) -> Vec<(usize, usize)> {
+fn queue_order(workloads: &[PendingWorkload], keys: &[QueueKey]) -> Vec<(usize, usize)> {
     let mut pods: Vec<(usize, usize)> = workloads
         .iter()
         .enumerate()
         .flat_map(|(w, wl)| (0..usize::try_from(wl.replicas).unwrap_or(0)).map(move |r| (w, r)))
         .collect();
-    pods.sort_by_key(|p| queue_key(workloads, p.0));
+    pods.sort_by_key(|p| keys[p.0]);
     pods
 }
 
+/// A pod's place in the queue ([`queue_key`]).
+type QueueKey = std::cmp::Reverse<(Quantity, Quantity)>;
+
 /// `byCPUAndMemoryDescending`: a pod's place in the queue by what it requests.
-fn queue_key(workloads: &[PendingWorkload], w: usize) -> std::cmp::Reverse<(Quantity, Quantity)> {
-    let total = &workloads[w].requests.total;
+fn queue_key(workload: &PendingWorkload) -> QueueKey {
+    let total = &workload.requests.total;
     std::cmp::Reverse((total.get_or_zero("cpu"), total.get_or_zero("memory")))
 }
 
@@ -599,15 +617,13 @@ struct Batch<'s, 'a, 'c> {
     sort_due: bool,
     /// The NodeClaims in the order they were made or took a pod, one entry each time.
     changes: Vec<usize>,
-    /// Per (workload, relaxation step), the pools whose NodeClaims may take its pods: those
-    /// whose taints it tolerates and whose requirements it intersects. A NodeClaim's
-    /// requirements narrow its pool's, so a pool the pod conflicts with has no NodeClaim it
-    /// fits.
-    joinable: fnv::FnvHashMap<(usize, usize), std::rc::Rc<[bool]>>,
-    /// The same lists per (requirements, tolerations, `PreferNoSchedule` tolerated), by
+    /// Per (workload, relaxation step), the pools its requirements and tolerations leave
+    /// its pods.
+    pools_for: fnv::FnvHashMap<(usize, usize), std::rc::Rc<PoolsFor>>,
+    /// The same per (requirements, tolerations, `PreferNoSchedule` tolerated), by
     /// [`alike_hash`]: the many workloads that select and tolerate alike share one, which
     /// outlives their pods' turn in the queue.
-    joinable_alike: fnv::FnvHashMap<u64, Vec<JoinableAlike>>,
+    pools_alike: fnv::FnvHashMap<u64, Vec<PoolsAlike>>,
     /// Per (workload, relaxation step) whose refusals by a NodeClaim hold until the
     /// NodeClaim changes, how long `changes` was when the NodeClaims not known to refuse
     /// its pod were listed, and that list. Such a pod is one no topology group concerns
@@ -629,6 +645,11 @@ struct Batch<'s, 'a, 'c> {
     /// (`None`: to be reckoned again, since one of them took a pod or launched): a pod
     /// asking more passes over every NodeClaim of the pool at once.
     pool_room: Vec<Option<[i128; HEADROOM.len()]>>,
+    /// Per pool, the room a pod last asked of its NodeClaims and those that have it, in the
+    /// order they were made (`None`: to be listed again, since one of them changed or a
+    /// NodeClaim was made): the queue is sorted by what pods request, so pods one after
+    /// another mostly ask the same room.
+    roomy: Vec<Option<([i128; HEADROOM.len()], Vec<usize>)>>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, which of its types are within what is left of its limits, and whether
@@ -637,8 +658,8 @@ struct Batch<'s, 'a, 'c> {
     within_remaining: Vec<Option<(Box<[bool]>, bool)>>,
     /// Per pool, how many NodeClaims have spent its limits.
     spent: Vec<u32>,
-    /// Per (workload, relaxation step), what each pool is known to decide of a new
-    /// NodeClaim for its pods, with the pool's `spent` then: everything but topology
+    /// Per (workload, relaxation step), what each pool whose own stages take its pods is
+    /// known to decide of a new NodeClaim for them, with the pool's `spent` then: everything but topology
     /// depends on what is left of the pool's limits alone.
     refused_new: fnv::FnvHashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
@@ -667,6 +688,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             claims_of: vec![Vec::new(); sim.pools.len()],
             pools_with_claims: Vec::new(),
             pool_room: vec![None; sim.pools.len()],
+            roomy: vec![None; sim.pools.len()],
             topology,
             owned,
             claims: Vec::new(),
@@ -679,8 +701,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             sort_due: false,
             name_rank: name_ranks(sim),
             changes: Vec::new(),
-            joinable: fnv::FnvHashMap::default(),
-            joinable_alike: fnv::FnvHashMap::default(),
+            pools_for: fnv::FnvHashMap::default(),
+            pools_alike: fnv::FnvHashMap::default(),
             open: fnv::FnvHashMap::default(),
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
             within_remaining: vec![None; sim.pools.len()],
@@ -779,8 +801,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     fn reach(&mut self, w: usize, pod: &PendingWorkload) -> Box<[u32]> {
         let mut reach = vec![false; self.sim.pools.len()];
         for (k, step) in pod.steps.iter().enumerate() {
-            let joinable = self.joinable_pools((w, k), pod, step);
-            for (any, &j) in reach.iter_mut().zip(joinable.iter()) {
+            let pools = self.pools_for((w, k), pod, step);
+            for (any, &j) in reach.iter_mut().zip(pools.joinable.iter()) {
                 *any |= j;
             }
         }
@@ -900,8 +922,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
             claim.launched = Some(seq);
             seq += 1;
-            self.headroom[c] = claim.headroom(self.sim);
-            self.pool_room[claim.pool] = None;
+            let (pool, headroom) = (claim.pool, claim.headroom(self.sim));
+            self.headroom[c] = headroom;
+            self.room_changed(pool);
         }
         // Existing nodes come first in the next round's order.
         self.sorted = false;
@@ -1066,7 +1089,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         owned: &[usize],
     ) -> Option<usize> {
         self.sort_claims();
-        let joinable = self.joinable_pools((w, k), pod, step);
+        let pools = self.pools_for((w, k), pod, step);
+        let joinable = &pools.joinable;
         if !joinable.contains(&true) {
             return None;
         }
@@ -1074,9 +1098,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         // NodeClaim stays as it is; a hostname group's count only grows.
         let remembered = owned.is_empty() && !self.topology.inversely_selected(w);
         if remembered || self.topology.host_may_refuse(owned) {
-            return self.add_to_open((w, k), pod, step, (owned, remembered), &joinable);
+            return self.add_to_open((w, k), pod, step, (owned, remembered), joinable);
         }
-        for c in self.claims_with_room(&joinable, pod) {
+        for c in self.claims_with_room(joinable, pod) {
             if let Some(joining) = self.can_add(c, w, pod, step, owned) {
                 return Some(self.join(c, w, pod, joining));
             }
@@ -1140,11 +1164,27 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if !joinable[i] || !fits(&pod.room, &self.pool_room(i)) {
                 continue;
             }
-            let room = |&&c: &&usize| self.has_room_for(c, pod);
-            claims.extend(self.claims_of[i].iter().filter(room));
+            let (of, headroom) = (&self.claims_of[i], &self.headroom);
+            let roomy = match &mut self.roomy[i] {
+                Some((room, roomy)) if *room == pod.room => roomy,
+                slot => {
+                    let room = |&&c: &&usize| fits(&pod.room, &headroom[c]);
+                    &slot
+                        .insert((pod.room, of.iter().filter(room).copied().collect()))
+                        .1
+                }
+            };
+            claims.extend_from_slice(roomy);
         }
         claims.sort_unstable_by_key(|&c| self.position[c]);
         claims
+    }
+
+    /// One of pool `i`'s NodeClaims took a pod or launched: what its NodeClaims have room
+    /// for is to be reckoned again.
+    fn room_changed(&mut self, i: usize) {
+        self.pool_room[i] = None;
+        self.roomy[i] = None;
     }
 
     /// [`Batch::pool_room`] of pool `i`, reckoned again when due.
@@ -1275,32 +1315,33 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         debug_assert_eq!(self.order, expected, "moving NodeClaim {c}");
     }
 
-    /// The pools whose NodeClaims may take pods of workload `w` at relaxation step `k`:
-    /// those whose taints they tolerate and whose requirements they intersect. A
-    /// NodeClaim's requirements narrow its pool's, so a pool the pod conflicts with has no
-    /// NodeClaim it fits.
-    fn joinable_pools(
+    /// The pools the requirements and tolerations of workload `w`'s pods at relaxation step
+    /// `k` leave them ([`PoolsFor`]).
+    fn pools_for(
         &mut self,
         (w, k): (usize, usize),
         pod: &PendingWorkload,
         step: &Step,
-    ) -> std::rc::Rc<[bool]> {
+    ) -> std::rc::Rc<PoolsFor> {
         let sim = self.sim;
-        let alike = &mut self.joinable_alike;
-        let pools = self.joinable.entry((w, k)).or_insert_with(|| {
+        let alike = &mut self.pools_alike;
+        let pools = self.pools_for.entry((w, k)).or_insert_with(|| {
             let pns = step.attempt.tolerates_prefer_no_schedule;
             let (reqs, tolerations) = (&step.attempt.requirements, &pod.tolerations);
             let bucket = alike.entry(alike_hash(reqs, tolerations, pns)).or_default();
-            let same = |(r, t, p, _): &&JoinableAlike| *p == pns && r == reqs && t == tolerations;
+            let same = |(r, t, p, _): &&PoolsAlike| *p == pns && r == reqs && t == tolerations;
             if let Some((.., pools)) = bucket.iter().find(same) {
                 return pools.clone();
             }
-            let pools: std::rc::Rc<[bool]> = (sim.pools.iter())
-                .map(|p| {
-                    !sim::any_untolerated(tolerations, &p.taints, pns)
-                        && p.requirements.intersects_ok(reqs)
-                })
+            let tolerated = |p: &Pool| !sim::any_untolerated(tolerations, &p.taints, pns);
+            let joinable = (sim.pools.iter())
+                .map(|p| tolerated(p) && p.requirements.intersects_ok(reqs))
                 .collect();
+            let staged = (0..sim.pools.len())
+                .filter(|&i| sim.claim_stages_pass(i, &step.attempt, tolerations))
+                .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                .collect();
+            let pools = std::rc::Rc::new(PoolsFor { joinable, staged });
             bucket.push((reqs.clone(), tolerations.clone(), pns, pools.clone()));
             pools
         });
@@ -1311,7 +1352,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     fn forget(&mut self, w: usize, steps: usize) {
         for k in 0..steps {
             self.refused_new.remove(&(w, k));
-            self.joinable.remove(&(w, k));
+            self.pools_for.remove(&(w, k));
             self.open.remove(&(w, k));
             self.shapes.of.remove(&(w, k));
         }
@@ -1352,12 +1393,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             .add(&self.sim.judged_requests(pool, &pod.requests.total));
         claim.ports.extend(pod.host_ports.iter().cloned());
         claim.workloads.push(w);
+        let pool = claim.pool;
         self.headroom[c] = headroom;
-        self.pool_room[claim.pool] = None;
+        self.room_changed(pool);
         self.moved = self.sorted.then_some(c);
         self.sorted = false;
         self.changes.push(c);
-        claim.pool
+        pool
     }
 
     /// Whether a pod of `pod` fits in what NodeClaim `c`'s roomiest types have left.
@@ -1491,14 +1533,24 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         owned: &[usize],
     ) -> Result<usize, Shown> {
         let remembered = owned.is_empty() && !self.topology.inversely_selected(w);
-        let mut refused =
-            (self.refused_new.remove(&(w, k))).unwrap_or_else(|| vec![None; self.sim.pools.len()]);
+        let pools = self.pools_for((w, k), pod, step);
+        let staged = &pools.staged;
+        let mut refused = (self.refused_new.remove(&(w, k)))
+            .filter(|known| known.len() == staged.len())
+            .unwrap_or_else(|| vec![None; staged.len()]);
         // The first refusal Karpenter's error shows: pools it skipped are not in it.
         let mut first = None;
         let mut meant = None;
         let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         let mut placed = None;
-        for (i, entry) in refused.iter_mut().enumerate() {
+        // The pools before this one that refuse on their own stages were asked for `first`.
+        let mut passed = 0;
+        for (entry, &i) in refused.iter_mut().zip(staged.iter()) {
+            let i = i as usize;
+            if first.is_none() {
+                first = self.first_refusal_before_stages(passed..i, pod, step);
+            }
+            passed = i + 1;
             let spent = self.spent[i];
             // Pools after the first refusal matter only if they take the pod.
             let mut shown = |first: &mut Option<(usize, Failure)>, f: &Failure| {
@@ -1533,16 +1585,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 Known::Outsized => {
                     if first.is_none() || pod.meant == Some(i) {
                         shown(&mut first, &self.outsized(i, (w, k), pod, step));
-                    }
-                    continue;
-                }
-                Known::RefusesOnStages => {
-                    // Its failure is made only when the error shows it.
-                    if first.is_none() || pod.meant == Some(i) {
-                        let data = self.pod_data(i, pod, &step.attempt);
-                        if let Err(f) = self.sim.claim_stages(i, &data) {
-                            shown(&mut first, &f);
-                        }
                     }
                     continue;
                 }
@@ -1583,21 +1625,62 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
         }
         self.refused_new.insert((w, k), refused);
-        if placed.is_none() {
-            self.meant[w] = meant;
+        if let Some(pool) = placed {
+            return Ok(pool);
         }
-        placed.ok_or(first.map(Box::new))
+        if first.is_none() {
+            first = self.first_refusal_before_stages(passed..self.sim.pools.len(), pod, step);
+        }
+        if let Some(m) = pod
+            .meant
+            .filter(|m| staged.binary_search(&(*m as u32)).is_err())
+        {
+            meant = (self.refusal_before_stages(m, pod, step)).filter(|f| !f.skips_pool());
+        }
+        self.meant[w] = meant;
+        Err(first.map(Box::new))
     }
 
-    /// What pool `i` decides of a new NodeClaim for the pod while its limits stay as they
-    /// are: its own stages' refusal, else (when topology concerns the pod) whether any type
-    /// is left before topology narrows the requirements.
+    /// The first refusal Karpenter's error shows among the pools of `range` that refuse
+    /// the pod on their own stages ([`PoolsFor::staged`] leaves them out): pools it skips
+    /// are not in it.
+    fn first_refusal_before_stages(
+        &mut self,
+        range: std::ops::Range<usize>,
+        pod: &PendingWorkload,
+        step: &Step,
+    ) -> Option<(usize, Failure)> {
+        range
+            .filter_map(|i| Some((i, self.refusal_before_stages(i, pod, step)?)))
+            .find(|(_, f)| !f.skips_pool())
+    }
+
+    /// The refusal of a new NodeClaim of pool `i`, whose own stages refuse the pod: its
+    /// gate's, else its limits' when they leave none of its types, else its stages'
+    /// ([`Batch::learn`]'s order).
+    fn refusal_before_stages(
+        &mut self,
+        i: usize,
+        pod: &PendingWorkload,
+        step: &Step,
+    ) -> Option<Failure> {
+        if let Some(gate) = self.sim.gate(i) {
+            return Some(gate.clone());
+        }
+        if !self.within_remaining(i) {
+            return Some(Failure::AllTypesExceedLimits);
+        }
+        let data = self.pod_data(i, pod, &step.attempt);
+        self.sim.claim_stages(i, &data).err().map(|f| *f)
+    }
+
+    /// What pool `i`, whose own stages take the pod ([`PoolsFor::staged`]), decides of a
+    /// new NodeClaim for it while its limits stay as they are: its gate's or its limits'
+    /// refusal, else (when topology concerns the pod) whether any type is left before
+    /// topology narrows the requirements.
     fn learn(&mut self, i: usize, remembered: bool, pod: &PendingWorkload, step: &Step) -> Known {
         if self.sim.gate(i).is_some() || !self.within_remaining(i) {
             return Known::Gated;
-        }
-        if !(self.sim).claim_stages_pass(i, &self.pod_data(i, pod, &step.attempt)) {
-            return Known::RefusesOnStages;
         }
         if remembered {
             return Known::PassesUntilTopology;
@@ -1648,6 +1731,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if let Some(most) = &mut self.pool_room[i] {
             raise(most, headroom);
         }
+        self.roomy[i] = None;
         self.headroom.push(headroom);
         self.claims.push(claim);
     }
@@ -1771,11 +1855,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
 /// The failure a pending pod's error starts with, and its pool ([`PodOutcome::Pending`]).
 type Shown = Option<Box<(usize, Failure)>>;
 
-/// Per pool, what it is known to decide and its `spent` then.
+/// Per pool of [`PoolsFor::staged`], what it is known to decide and its `spent` then.
 type PoolsKnown = Vec<Option<(u32, Known)>>;
 
-/// What a pool is known to decide of a new NodeClaim for a (workload, relaxation step),
-/// while its limits stay as they were.
+/// What a pool whose own stages take the pods of a (workload, relaxation step) is known to
+/// decide of a new NodeClaim for them, while its limits stay as they were.
 #[derive(Clone)]
 enum Known {
     /// It refuses, with this failure: a new NodeClaim failed for a pod no topology group
@@ -1785,17 +1869,13 @@ enum Known {
     /// types ([`Failure::AllTypesExceedLimits`]): the failure is looked up when an error
     /// shows it, not copied for each workload.
     Gated,
-    /// Its own taint and requirement stages refuse ([`Simulator::claim_stages`]): their
-    /// failure, which depends on nothing else, is made again when an error shows it, since
-    /// most such refusals never show.
-    RefusesOnStages,
     /// No instance type is left even before topology narrows the requirements, so it
     /// refuses whatever domains topology leaves (with a failure that may depend on them).
     RefusesWhateverTopology,
     /// No type left within its limits holds the pod ([`TypeBound`]), whose refusal no
     /// topology group changes: the failure is made when an error shows it.
     Outsized,
-    /// Its own stages pass: the rest is decided on each try (the instance types, or, when
+    /// Its gate and limits pass: the rest is decided on each try (the instance types, or, when
     /// topology concerns the pod, the domains topology leaves them).
     PassesUntilTopology,
 }

@@ -639,12 +639,18 @@ impl<'a, 'c> Simulator<'a, 'c> {
         self.requirements(i, pod)
     }
 
-    /// Whether [`Simulator::claim_stages`] passes, without building its failure.
-    pub(super) fn claim_stages_pass(&self, i: usize, pod: &PodData) -> bool {
+    /// Whether [`Simulator::claim_stages`] passes for a pod with `attempt` and
+    /// `tolerations`, without building its failure.
+    pub(super) fn claim_stages_pass(
+        &self,
+        i: usize,
+        attempt: &Attempt,
+        tolerations: &[Toleration],
+    ) -> bool {
         let pool = &self.pools[i];
-        let pns = pod.attempt.tolerates_prefer_no_schedule;
-        !any_untolerated(pod.tolerations, &pool.taints, pns)
-            && (pool.requirements).compatible_with_ok(&pod.attempt.requirements, pool.flavor)
+        let pns = attempt.tolerates_prefer_no_schedule;
+        !any_untolerated(tolerations, &pool.taints, pns)
+            && (pool.requirements).compatible_with_ok(&attempt.requirements, pool.flavor)
     }
 
     /// Whether a DaemonSet on type `type_reqs` of pool `pool` binds one of `ports`: the
