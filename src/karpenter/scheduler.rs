@@ -412,7 +412,7 @@ struct PoolsFor {
     /// The pools whose own stages take the pod on a new NodeClaim
     /// ([`Simulator::claim_stages_pass`]: taints, then `Compatible` requirements), in order.
     /// Every other pool refuses it whatever its limits, and its refusal matters only to the
-    /// pod's error ([`Batch::refusal_before_stages`]).
+    /// pod's error ([`Batch::untried_refusal`]).
     staged: Box<[u32]>,
 }
 
@@ -658,6 +658,11 @@ struct Batch<'s, 'a, 'c> {
     within_remaining: Vec<Option<(Box<[bool]>, bool)>>,
     /// Per pool, how many NodeClaims have spent its limits.
     spent: Vec<u32>,
+    /// The pools a new NodeClaim may be made in, in order: their gate passes
+    /// ([`Simulator::gate`]) and what is left of their limits holds some usable type
+    /// ([`Batch::within_remaining`]). Every other pool refuses whatever the pod, and its
+    /// refusal matters only to the pod's error ([`Batch::untried_refusal`]).
+    open_pools: Vec<u32>,
     /// Per (workload, relaxation step), what each pool whose own stages take its pods is
     /// known to decide of a new NodeClaim for them, with the pool's `spent` then: everything but topology
     /// depends on what is left of the pool's limits alone.
@@ -682,7 +687,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             let mut terms = w.steps.iter().flat_map(|s| &s.terms).chain(&w.inverse);
             terms.any(|t| topology.makes_group(sim, t))
         });
-        Batch {
+        let mut batch = Batch {
             sim,
             topology_counts,
             claims_of: vec![Vec::new(); sim.pools.len()],
@@ -707,6 +712,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
             within_remaining: vec![None; sim.pools.len()],
             spent: vec![0; sim.pools.len()],
+            open_pools: Vec::new(),
             refused_new: fnv::FnvHashMap::default(),
             memo: OutcomeMemo::default(),
             bounds: fnv::FnvHashMap::default(),
@@ -718,7 +724,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 sim.zones().len(),
             ),
             meant: vec![None; workloads.len()],
+        };
+        for i in 0..sim.pools.len() {
+            batch.limits_changed(i);
         }
+        batch
     }
 
     /// One provisioning round over the pods of `queue`: each is tried in turn, and a pod
@@ -1030,7 +1040,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 continue;
             }
             let mut left = pool.limits.clone();
-            for claim in self.claims.iter().filter(|c| c.pool == i) {
+            for claim in self.claims_of[i].iter().map(|&c| &self.claims[c]) {
                 let launched: Vec<PoolType> = claim
                     .types
                     .iter()
@@ -1044,8 +1054,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             {
                 gave_back = true;
                 self.remaining[i] = left;
-                self.within_remaining[i] = None;
                 self.spent[i] += 1;
+                self.limits_changed(i);
                 self.refusals.event(i);
             }
         }
@@ -1543,14 +1553,15 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let mut meant = None;
         let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         let mut placed = None;
-        // The pools before this one that refuse on their own stages were asked for `first`.
+        let tried = self.tried_pools(staged);
+        // The pools before this one, which the pod is not tried on, were asked for `first`.
         let mut passed = 0;
-        for (entry, &i) in refused.iter_mut().zip(staged.iter()) {
-            let i = i as usize;
+        for &(at, i) in &tried {
             if first.is_none() {
-                first = self.first_refusal_before_stages(passed..i, pod, step);
+                first = self.first_untried_refusal(passed..i, pod, step);
             }
             passed = i + 1;
+            let entry = &mut refused[at];
             let spent = self.spent[i];
             // Pools after the first refusal matter only if they take the pod.
             let mut shown = |first: &mut Option<(usize, Failure)>, f: &Failure| {
@@ -1575,11 +1586,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             match known {
                 Known::Refuses(f) => {
                     shown(&mut first, f);
-                    continue;
-                }
-                Known::Gated => {
-                    let limits = Failure::AllTypesExceedLimits;
-                    shown(&mut first, self.sim.gate(i).unwrap_or(&limits));
                     continue;
                 }
                 Known::Outsized => {
@@ -1629,41 +1635,50 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             return Ok(pool);
         }
         if first.is_none() {
-            first = self.first_refusal_before_stages(passed..self.sim.pools.len(), pod, step);
+            first = self.first_untried_refusal(passed..self.sim.pools.len(), pod, step);
         }
-        if let Some(m) = pod
-            .meant
-            .filter(|m| staged.binary_search(&(*m as u32)).is_err())
-        {
-            meant = (self.refusal_before_stages(m, pod, step)).filter(|f| !f.skips_pool());
+        let untried = |m: &usize| tried.binary_search_by_key(m, |&(_, i)| i).is_err();
+        if let Some(m) = pod.meant.filter(untried) {
+            meant = (self.untried_refusal(m, pod, step)).filter(|f| !f.skips_pool());
         }
         self.meant[w] = meant;
         Err(first.map(Box::new))
     }
 
-    /// The first refusal Karpenter's error shows among the pools of `range` that refuse
-    /// the pod on their own stages ([`PoolsFor::staged`] leaves them out): pools it skips
-    /// are not in it.
-    fn first_refusal_before_stages(
+    /// The pools of `staged` a new NodeClaim may be made in ([`Batch::open_pools`]), in
+    /// order, each with its place in `staged`: the pools a pod is tried on. The shorter
+    /// list is walked.
+    fn tried_pools(&self, staged: &[u32]) -> Vec<(usize, usize)> {
+        if staged.len() <= self.open_pools.len() {
+            let open = |(_, i): &(usize, &u32)| self.open_pools.binary_search(i).is_ok();
+            (staged.iter().enumerate())
+                .filter(open)
+                .map(|(at, &i)| (at, i as usize))
+                .collect()
+        } else {
+            (self.open_pools.iter())
+                .filter_map(|&i| Some((staged.binary_search(&i).ok()?, i as usize)))
+                .collect()
+        }
+    }
+
+    /// The first refusal Karpenter's error shows among the pools of `range`, none of which
+    /// the pod is tried on ([`Batch::tried_pools`]): pools it skips are not in it.
+    fn first_untried_refusal(
         &mut self,
         range: std::ops::Range<usize>,
         pod: &PendingWorkload,
         step: &Step,
     ) -> Option<(usize, Failure)> {
         range
-            .filter_map(|i| Some((i, self.refusal_before_stages(i, pod, step)?)))
+            .filter_map(|i| Some((i, self.untried_refusal(i, pod, step)?)))
             .find(|(_, f)| !f.skips_pool())
     }
 
-    /// The refusal of a new NodeClaim of pool `i`, whose own stages refuse the pod: its
-    /// gate's, else its limits' when they leave none of its types, else its stages'
-    /// ([`Batch::learn`]'s order).
-    fn refusal_before_stages(
-        &mut self,
-        i: usize,
-        pod: &PendingWorkload,
-        step: &Step,
-    ) -> Option<Failure> {
+    /// The refusal of a new NodeClaim of pool `i`, which the pod is not tried on
+    /// ([`Batch::tried_pools`]): its gate's, else its limits' when they leave none of its
+    /// types, else its own stages' (`addToNewNodeClaim`'s order).
+    fn untried_refusal(&mut self, i: usize, pod: &PendingWorkload, step: &Step) -> Option<Failure> {
         if let Some(gate) = self.sim.gate(i) {
             return Some(gate.clone());
         }
@@ -1674,14 +1689,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.sim.claim_stages(i, &data).err().map(|f| *f)
     }
 
-    /// What pool `i`, whose own stages take the pod ([`PoolsFor::staged`]), decides of a
-    /// new NodeClaim for it while its limits stay as they are: its gate's or its limits'
-    /// refusal, else (when topology concerns the pod) whether any type is left before
-    /// topology narrows the requirements.
-    fn learn(&mut self, i: usize, remembered: bool, pod: &PendingWorkload, step: &Step) -> Known {
-        if self.sim.gate(i).is_some() || !self.within_remaining(i) {
-            return Known::Gated;
-        }
+    /// What pool `i`, which the pod is tried on ([`Batch::tried_pools`]), decides of a new
+    /// NodeClaim for it while its limits stay as they are: when topology concerns the pod,
+    /// whether any type is left before topology narrows the requirements.
+    fn learn(&self, i: usize, remembered: bool, pod: &PendingWorkload, step: &Step) -> Known {
         if remembered {
             return Known::PassesUntilTopology;
         }
@@ -1708,8 +1719,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     ) {
         let pool = &self.sim.pools[i];
         self.remaining[i] = subtract_max(&self.remaining[i], &types);
-        self.within_remaining[i] = None;
         self.spent[i] += 1;
+        self.limits_changed(i);
         self.refusals.event(i);
         let requests = self.sim.judged_requests(pool, &pod.requests.total);
         let taints = pool.taints.iter().map(|(t, _)| t);
@@ -1734,6 +1745,22 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         self.roomy[i] = None;
         self.headroom.push(headroom);
         self.claims.push(claim);
+    }
+
+    /// What is left of pool `i`'s limits changed (or is first known): the types within it
+    /// are reckoned again, and whether a new NodeClaim may be made there
+    /// ([`Batch::open_pools`]).
+    fn limits_changed(&mut self, i: usize) {
+        self.within_remaining[i] = None;
+        let open = self.sim.gate(i).is_none() && self.within_remaining(i);
+        let at = self.open_pools.binary_search(&(i as u32));
+        match (open, at) {
+            (true, Err(at)) => self.open_pools.insert(at, i as u32),
+            (false, Ok(at)) => {
+                self.open_pools.remove(at);
+            }
+            _ => {}
+        }
     }
 
     /// Whether some usable type of pool `i` is within what is left of its limits; the types
@@ -1858,25 +1885,22 @@ type Shown = Option<Box<(usize, Failure)>>;
 /// Per pool of [`PoolsFor::staged`], what it is known to decide and its `spent` then.
 type PoolsKnown = Vec<Option<(u32, Known)>>;
 
-/// What a pool whose own stages take the pods of a (workload, relaxation step) is known to
-/// decide of a new NodeClaim for them, while its limits stay as they were.
+/// What a pool the pods of a (workload, relaxation step) are tried on
+/// ([`Batch::tried_pools`]) is known to decide of a new NodeClaim for them, while its limits
+/// stay as they were.
 #[derive(Clone)]
 enum Known {
     /// It refuses, with this failure: a new NodeClaim failed for a pod no topology group
     /// concerns.
     Refuses(Box<Failure>),
-    /// The pool's gate refuses ([`Simulator::gate`]), else its limits leave none of its
-    /// types ([`Failure::AllTypesExceedLimits`]): the failure is looked up when an error
-    /// shows it, not copied for each workload.
-    Gated,
     /// No instance type is left even before topology narrows the requirements, so it
     /// refuses whatever domains topology leaves (with a failure that may depend on them).
     RefusesWhateverTopology,
     /// No type left within its limits holds the pod ([`TypeBound`]), whose refusal no
     /// topology group changes: the failure is made when an error shows it.
     Outsized,
-    /// Its gate and limits pass: the rest is decided on each try (the instance types, or, when
-    /// topology concerns the pod, the domains topology leaves them).
+    /// The rest is decided on each try (the instance types, or, when topology concerns the
+    /// pod, the domains topology leaves them).
     PassesUntilTopology,
 }
 
