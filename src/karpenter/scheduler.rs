@@ -607,6 +607,10 @@ struct Batch<'s, 'a, 'c> {
     /// Whether `order` is sorted: sorting again changes nothing until a NodeClaim is made
     /// or takes a pod.
     sorted: bool,
+    /// Whether the existing nodes lead `order` in their order (by pool name, then launch):
+    /// their keys do not change within a round, so only a launch unsorts them, and sorting
+    /// `order` is then sorting the round's NodeClaims after them.
+    existing_sorted: bool,
     /// The NodeClaim that changed since `order` was last sorted, when only one did: the
     /// sort then moves it alone.
     moved: Option<usize>,
@@ -702,6 +706,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             order: Vec::new(),
             position: Vec::new(),
             sorted: true,
+            existing_sorted: true,
             moved: None,
             sort_due: false,
             name_rank: name_ranks(sim),
@@ -938,6 +943,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         // Existing nodes come first in the next round's order.
         self.sorted = false;
+        self.existing_sorted = false;
         self.moved = None;
         zone_settled &= self.topology.uses_key(LABEL_ZONE);
         // The launched NodeClaims narrow, and the next round counts afresh.
@@ -1242,12 +1248,26 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         match self.moved.take() {
             Some(c) if self.moves_as_stable(c) => self.move_claim(c),
             _ => {
-                let order = std::mem::take(&mut self.order);
-                self.order = self.sorted_order(order);
+                // The full sort this stands for, to check against in tests.
+                #[cfg(debug_assertions)]
+                let expected = self.sorted_order(self.order.clone());
+                let from = if self.existing_sorted {
+                    let claims = &self.claims;
+                    let round = (self.order).partition_point(|&c| claims[c].launched.is_some());
+                    sort_round(claims, &mut self.order[round..]);
+                    round
+                } else {
+                    let order = std::mem::take(&mut self.order);
+                    self.order = self.sorted_order(order);
+                    self.existing_sorted = true;
+                    0
+                };
                 self.position.resize(self.claims.len(), 0);
-                for (i, &c) in self.order.iter().enumerate() {
+                for (i, &c) in self.order.iter().enumerate().skip(from) {
                     self.position[c] = i;
                 }
+                #[cfg(debug_assertions)]
+                debug_assert_eq!(self.order, expected, "sorting the round's NodeClaims");
             }
         }
         self.sorted = true;
@@ -1264,8 +1284,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 .map_or(u64::MAX, |_| self.sort_key(c))
         });
         let round = order.partition_point(|&c| self.claims[c].launched.is_some());
-        let pods = |c: &usize| self.claims[*c].workloads.len();
-        gosort::slice(&mut order[round..], |a, b| pods(a) < pods(b));
+        sort_round(&self.claims, &mut order[round..]);
         order
     }
 
@@ -1358,11 +1377,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         pools.clone()
     }
 
-    /// Drops what was learnt of workload `w`'s pods at each of its `steps`.
+    /// Drops what was learnt of workload `w`'s pods at each of its `steps`. The pools their
+    /// requirements and tolerations leave them are kept: they hold whatever the batch does,
+    /// and alike workloads share them.
     fn forget(&mut self, w: usize, steps: usize) {
         for k in 0..steps {
             self.refused_new.remove(&(w, k));
-            self.pools_for.remove(&(w, k));
             self.open.remove(&(w, k));
             self.shapes.of.remove(&(w, k));
         }
@@ -1902,6 +1922,12 @@ enum Known {
     /// The rest is decided on each try (the instance types, or, when topology concerns the
     /// pod, the domains topology leaves them).
     PassesUntilTopology,
+}
+
+/// `sort.Slice` of the round's NodeClaims `round` (indices into `claims`) by pod count.
+fn sort_round(claims: &[Claim], round: &mut [usize]) {
+    let pods = |c: &usize| claims[*c].workloads.len();
+    gosort::slice(round, |a, b| pods(a) < pods(b));
 }
 
 /// `NodeClaim.CanAdd` after `Topology.AddRequirements`: the NodeClaim's requirements must
