@@ -667,9 +667,9 @@ struct Batch<'s, 'a, 'c> {
     /// ([`Batch::within_remaining`]). Every other pool refuses whatever the pod, and its
     /// refusal matters only to the pod's error ([`Batch::untried_refusal`]).
     open_pools: Vec<u32>,
-    /// Per (workload, relaxation step), what each pool whose own stages take its pods is
-    /// known to decide of a new NodeClaim for them, with the pool's `spent` then: everything but topology
-    /// depends on what is left of the pool's limits alone.
+    /// Per (workload, relaxation step), what each pool of [`PoolsFor::staged`] is known to
+    /// decide of a new NodeClaim for its pods, with the pool's `spent` then: everything but
+    /// topology depends on what is left of the pool's limits alone.
     refused_new: fnv::FnvHashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
     /// Per (pool, [`Shapes`] id), what the pool's types within its limits hold at most for
@@ -1621,7 +1621,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 }
                 _ => {}
             }
-            self.within_remaining(i);
             let bound = self.type_bound(i, (w, k), pod, step);
             // A pod too large for every type left, whose refusal no topology changes: its
             // failure is made only when the error shows it.
@@ -1773,9 +1772,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     fn limits_changed(&mut self, i: usize) {
         self.within_remaining[i] = None;
         let open = self.sim.gate(i).is_none() && self.within_remaining(i);
-        let at = self.open_pools.binary_search(&(i as u32));
-        match (open, at) {
-            (true, Err(at)) => self.open_pools.insert(at, i as u32),
+        let id = u32::try_from(i).unwrap_or(u32::MAX);
+        match (open, self.open_pools.binary_search(&id)) {
+            (true, Err(at)) => self.open_pools.insert(at, id),
             (false, Ok(at)) => {
                 self.open_pools.remove(at);
             }
