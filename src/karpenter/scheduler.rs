@@ -1180,17 +1180,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if !joinable[i] || !fits(&pod.room, &self.pool_room(i)) {
                 continue;
             }
-            let (of, headroom) = (&self.claims_of[i], &self.headroom);
-            let roomy = match &mut self.roomy[i] {
-                Some((room, roomy)) if *room == pod.room => roomy,
-                slot => {
-                    let room = |&&c: &&usize| fits(&pod.room, &headroom[c]);
-                    &slot
-                        .insert((pod.room, of.iter().filter(room).copied().collect()))
-                        .1
-                }
-            };
-            claims.extend_from_slice(roomy);
+            if !matches!(&self.roomy[i], Some((room, _)) if *room == pod.room) {
+                let room = |&&c: &&usize| self.has_room_for(c, pod);
+                let roomy = self.claims_of[i].iter().filter(room).copied().collect();
+                self.roomy[i] = Some((pod.room, roomy));
+            }
+            if let Some((_, roomy)) = &self.roomy[i] {
+                claims.extend_from_slice(roomy);
+            }
         }
         claims.sort_unstable_by_key(|&c| self.position[c]);
         claims
