@@ -12,6 +12,7 @@ use super::version::KarpenterVersion;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 // ---------------------------------------------------------------------------------------------
 // Label facts
@@ -330,7 +331,7 @@ pub enum RequirementError {
 /// sets carry bounds, so a finite set's values are exactly its members.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Requirement {
-    key: String,
+    key: Arc<str>,
     complement: bool,
     values: ValueSet,
     greater_than_or_equal: Option<i64>,
@@ -339,10 +340,11 @@ pub struct Requirement {
 }
 
 /// A requirement's listed values, sorted and distinct: most requirements list one to a
-/// few values, which a vector holds in one allocation where a tree set takes a node with
-/// room for eleven.
+/// few values, which a slice holds in one allocation where a tree set takes a node with
+/// room for eleven. Shared, as the key is, so that the copies the batch and the refusals
+/// make of a requirement allocate nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-struct ValueSet(Vec<String>);
+struct ValueSet(Arc<[String]>);
 
 impl ValueSet {
     fn contains(&self, value: &str) -> bool {
@@ -350,8 +352,14 @@ impl ValueSet {
     }
 
     /// The values of both, or of either (`union`), or of `self` only (`difference`), as
-    /// `keep(in_self, in_other)` says, by one merge of the two sorted lists.
-    fn merge(&self, other: &ValueSet, keep: impl Fn(bool, bool) -> bool) -> ValueSet {
+    /// `keep(in_self, in_other)` says, and within `bounds`, by one merge of the two sorted
+    /// lists. A result equal to either side shares its values.
+    fn merge(
+        &self,
+        other: &ValueSet,
+        keep: impl Fn(bool, bool) -> bool,
+        bounds: (Option<i64>, Option<i64>),
+    ) -> ValueSet {
         let (a, b) = (&self.0, &other.0);
         let (mut i, mut j) = (0, 0);
         let mut out = Vec::new();
@@ -366,13 +374,19 @@ impl ValueSet {
                 std::cmp::Ordering::Greater => (&b[j], false, true),
                 std::cmp::Ordering::Equal => (&a[i], true, true),
             };
-            if keep(in_a, in_b) {
-                out.push(value.clone());
+            if keep(in_a, in_b) && within_bounds(value, bounds.0, bounds.1) {
+                out.push(value);
             }
             i += usize::from(in_a);
             j += usize::from(in_b);
         }
-        ValueSet(out)
+        if out.len() == a.len() && out.iter().zip(a.iter()).all(|(x, y)| std::ptr::eq(*x, y)) {
+            return self.clone();
+        }
+        if out.len() == b.len() && out.iter().zip(b.iter()).all(|(x, y)| std::ptr::eq(*x, y)) {
+            return other.clone();
+        }
+        ValueSet(out.into_iter().cloned().collect())
     }
 }
 
@@ -381,7 +395,7 @@ impl FromIterator<String> for ValueSet {
         let mut values: Vec<String> = iter.into_iter().collect();
         values.sort_unstable();
         values.dedup();
-        ValueSet(values)
+        ValueSet(values.into())
     }
 }
 
@@ -430,10 +444,10 @@ impl Requirement {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let key = normalize_key(key).to_owned();
+        let key = normalize_key(key);
         let values: Vec<String> = values.into_iter().map(Into::into).collect();
         let mut requirement = Requirement {
-            key,
+            key: key.into(),
             complement: true,
             values: ValueSet::default(),
             greater_than_or_equal: None,
@@ -444,7 +458,7 @@ impl Requirement {
             Operator::In | Operator::NotIn => {
                 if values.is_empty() {
                     return Err(RequirementError::MissingValues {
-                        key: requirement.key,
+                        key: key.to_owned(),
                         operator,
                     });
                 }
@@ -454,7 +468,7 @@ impl Requirement {
             Operator::Exists | Operator::DoesNotExist => {
                 if !values.is_empty() {
                     return Err(RequirementError::UnexpectedValues {
-                        key: requirement.key,
+                        key: key.to_owned(),
                         operator,
                     });
                 }
@@ -463,14 +477,14 @@ impl Requirement {
             Operator::Gt | Operator::Lt | Operator::Gte | Operator::Lte => {
                 let [value] = values.as_slice() else {
                     return Err(RequirementError::NotSingleValue {
-                        key: requirement.key,
+                        key: key.to_owned(),
                         operator,
                         count: values.len(),
                     });
                 };
                 let Ok(n) = value.parse::<i64>() else {
                     return Err(RequirementError::NotAnInteger {
-                        key: requirement.key,
+                        key: key.to_owned(),
                         operator,
                         value: value.clone(),
                     });
@@ -483,11 +497,11 @@ impl Requirement {
                 match operator {
                     Operator::Gt => match n.checked_add(1) {
                         Some(g) => requirement.greater_than_or_equal = Some(g),
-                        None => return Err(out_of_range(requirement.key)),
+                        None => return Err(out_of_range(key.to_owned())),
                     },
                     Operator::Lt => match n.checked_sub(1) {
                         Some(l) => requirement.less_than_or_equal = Some(l),
-                        None => return Err(out_of_range(requirement.key)),
+                        None => return Err(out_of_range(key.to_owned())),
                     },
                     Operator::Gte => requirement.greater_than_or_equal = Some(n),
                     _ => requirement.less_than_or_equal = Some(n),
@@ -505,7 +519,7 @@ impl Requirement {
         S: Into<String>,
     {
         Requirement {
-            key: normalize_key(key).to_owned(),
+            key: normalize_key(key).into(),
             complement: false,
             values: values.into_iter().map(Into::into).collect(),
             greater_than_or_equal: None,
@@ -613,13 +627,13 @@ impl Requirement {
         {
             return Requirement::does_not_exist(&self.key).with_min_values(min_values);
         }
-        let mut values = match (self.complement, other.complement) {
-            (true, true) => self.values.merge(&other.values, |a, b| a || b),
-            (true, false) => other.values.merge(&self.values, |a, b| a && !b),
-            (false, true) => self.values.merge(&other.values, |a, b| a && !b),
-            (false, false) => self.values.merge(&other.values, |a, b| a && b),
+        let bounds = (gte, lte);
+        let values = match (self.complement, other.complement) {
+            (true, true) => self.values.merge(&other.values, |a, b| a || b, bounds),
+            (true, false) => other.values.merge(&self.values, |a, b| a && !b, bounds),
+            (false, true) => self.values.merge(&other.values, |a, b| a && !b, bounds),
+            (false, false) => self.values.merge(&other.values, |a, b| a && b, bounds),
         };
-        values.0.retain(|v| within_bounds(v, gte, lte));
         let (gte, lte) = if complement { (gte, lte) } else { (None, None) };
         Requirement {
             key: self.key.clone(),
@@ -776,14 +790,14 @@ pub enum IncompatibleError {
     /// A custom (not well-known) key the pod constrains but the template never mentions.
     #[error("label {key:?} does not have known values{}", hint_suffix(.hint.as_deref()))]
     UndefinedLabel {
-        key: String,
+        key: Arc<str>,
         /// A well-known or template key the pod probably meant.
         hint: Option<String>,
     },
     /// A key both sides constrain with no common value.
     #[error("key {key}, {pod} not in {node}")]
     Conflict {
-        key: String,
+        key: Arc<str>,
         /// The pod's requirement on the key.
         pod: Box<Requirement>,
         /// The NodePool template's requirement on the key.
@@ -857,7 +871,7 @@ impl Requirements {
 
     /// Where the requirement on `key` (already normalized) is, or would be inserted.
     fn position(&self, key: &str) -> Result<usize, usize> {
-        self.by_key.binary_search_by(|r| r.key.as_str().cmp(key))
+        self.by_key.binary_search_by(|r| r.key.as_ref().cmp(key))
     }
 
     /// The requirement on `key` (already normalized).
@@ -907,7 +921,7 @@ impl Requirements {
 
     /// The keys, sorted.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.by_key.iter().map(|r| r.key.as_str())
+        self.by_key.iter().map(|r| &*r.key)
     }
 
     /// The requirements, sorted by key.
@@ -1282,7 +1296,7 @@ impl Requirements {
         let mut rendered: Vec<String> = self
             .by_key
             .iter()
-            .filter(|r| r.key != LABEL_HOSTNAME)
+            .filter(|r| &*r.key != LABEL_HOSTNAME)
             .map(|r| r.to_string_on(version))
             .collect();
         rendered.sort();

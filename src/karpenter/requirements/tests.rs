@@ -387,7 +387,7 @@ fn arch_mismatch() {
     let err = template.compatible(&pod).expect_err("arch mismatch");
     match &err {
         IncompatibleError::Conflict { key, pod, node } => {
-            assert_eq!(key, ARCH);
+            assert_eq!(&**key, ARCH);
             assert_eq!(pod.to_string(), "kubernetes.io/arch In [arm64]");
             assert_eq!(node.to_string(), "kubernetes.io/arch In [amd64]");
         }

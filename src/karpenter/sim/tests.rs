@@ -119,7 +119,7 @@ fn each_stage_reports_its_typed_failure() {
             pod: "nodeSelector: {example.com/team: a}",
             expect: |f| {
                 matches!(f, Failure::Requirements(IncompatibleError::UndefinedLabel { key, .. })
-                    if key == "example.com/team")
+                    if &**key == "example.com/team")
             },
         },
         Case {
@@ -131,7 +131,7 @@ fn each_stage_reports_its_typed_failure() {
             pod: "nodeSelector: {karpenter.k8s.aws/instance-family: c5}",
             expect: |f| {
                 matches!(f, Failure::Requirements(IncompatibleError::Conflict { key, .. })
-                    if key == "karpenter.k8s.aws/instance-family")
+                    if &**key == "karpenter.k8s.aws/instance-family")
             },
         },
         Case {
