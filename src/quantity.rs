@@ -277,10 +277,9 @@ fn parse_quantity(input: &str) -> Result<Quantity, QuantityError> {
     };
 
     // mantissa = int_digits.frac_digits as an integer, scaled by 10^-frac_len.
-    let digits: String = format!("{int_digits}{frac_digits}");
-    let digits = digits.trim_start_matches('0');
+    let digits = (int_digits.bytes().chain(frac_digits.bytes())).skip_while(|&b| b == b'0');
     let mut mantissa: i128 = 0;
-    for b in digits.bytes() {
+    for b in digits {
         mantissa = mantissa
             .checked_mul(10)
             .and_then(|v| v.checked_add(i128::from(b - b'0')))

@@ -589,7 +589,7 @@ fn container_requests(
     obj: &Object,
     c: &Container,
     defaults: Option<&ResourceList>,
-    spans: &mut BTreeMap<String, (Quantity, Span)>,
+    spans: &mut BTreeMap<compact_str::CompactString, (Quantity, Span)>,
 ) -> ResourceList {
     let mut out = written_requests(obj, c, spans);
     for (k, q) in defaults.into_iter().flat_map(ResourceList::iter) {
@@ -603,7 +603,7 @@ fn container_requests(
 fn written_requests(
     obj: &Object,
     c: &Container,
-    spans: &mut BTreeMap<String, (Quantity, Span)>,
+    spans: &mut BTreeMap<compact_str::CompactString, (Quantity, Span)>,
 ) -> ResourceList {
     let mut out = ResourceList::new();
     let Some(res) = &c.resources else { return out };
@@ -613,9 +613,9 @@ fn written_requests(
         let Ok(q) = Quantity::parse_non_negative(v.value.as_str()) else {
             continue;
         };
-        out.insert(k.value.to_string(), q);
+        out.insert(k.value.clone(), q);
         let span = obj.span(v);
-        let e = spans.entry(k.value.to_string()).or_insert((q, span));
+        let e = spans.entry(k.value.clone()).or_insert((q, span));
         if q > e.0 {
             *e = (q, span);
         }
@@ -721,7 +721,7 @@ pub fn requests_with(
     if pod_level == PodLevelResources::Honoured {
         for (k, q, span) in pod_level_requests(obj, spec, &total) {
             total.insert(k.clone(), q);
-            spans.insert(k, (q, span));
+            spans.insert(k.into(), (q, span));
         }
     }
     for (k, v) in &spec.overhead.0 {
@@ -732,7 +732,7 @@ pub fn requests_with(
     total.insert("pods", Quantity::from_units(1));
     Requests {
         total,
-        spans: spans.into_iter().map(|(k, (_, s))| (k.into(), s)).collect(),
+        spans: spans.into_iter().map(|(k, (_, s))| (k, s)).collect(),
     }
 }
 
