@@ -188,6 +188,26 @@ fn replicas_a_spread_holds_back_are_also_reported_in_the_words_karpenter_starts_
     );
 }
 
+/// Karpenter schedules again until a round places nothing, and a Pending pod's error is
+/// the last round's. Two replicas land on nodes of rounds 1 and 2, which spend the pool's
+/// memory limit; the third's relaxed step (family `g4dn` alone) made its zone group in
+/// round 2 before the second replica was bound, so it counted one pod there and failed on
+/// the instance types. Round 3 counts both launched nodes' pods, so every step fails on
+/// the spread (`minDomains: 3`, one zone offered), and so does the finding (oracle
+/// scenario s20270130-5).
+#[test]
+fn a_pod_left_pending_takes_the_error_of_a_round_that_counts_every_launched_node() {
+    let yaml = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: np-a}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: NotIn, values: [m6i, c6i, p3]}\n        - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1b]}\n  limits: {cpu: \"1000\", memory: 64Gi}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app-b}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: b}}\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n              - matchExpressions: [{key: karpenter.k8s.aws/instance-category, operator: In, values: [g]}]\n              - matchExpressions: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [g4dn]}]\n      topologySpreadConstraints:\n        - {maxSkew: 2, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, minDomains: 3, labelSelector: {matchLabels: {app: b}}}\n        - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: b}}}\n      containers: [{name: main, image: x, resources: {requests: {cpu: 250m, memory: 16Gi, nvidia.com/gpu: \"1\"}}}]\n";
+    let mut findings = rules_and_messages(&lint_tree(yaml, &["us-east-1a", "us-east-1b"]));
+    findings.retain(|(rule, _)| SCHEDULING_RULES.contains(&rule.as_str()));
+    assert!(
+        matches!(findings.as_slice(), [(rule, message)] if rule == "unsatisfiable-topology-spread"
+            && message.starts_with("unsatisfiable topology constraint for topology spread, key=topology.kubernetes.io/zone: minDomains is 3")
+            && message.ends_with("2 of 3 replicas schedule, so 1 replicas stay Pending")),
+        "{findings:?}"
+    );
+}
+
 /// Zone anti-affinity on a pod that requires a zone the cluster does not have: no NodePool
 /// gives it a node, and Karpenter's error for the pool it may use is the anti-affinity
 /// term (`nextDomainAntiAffinity` finds no empty domain among the pod's). The finding says

@@ -525,7 +525,20 @@ pub fn solve_with_nodes(
                 .map(|&(w, r)| ((w, r), out[w][r].pending_kind()))
                 .collect();
         }
-        if queue.is_empty() || placed == 0 || !batch.launch(workloads) {
+        if queue.is_empty() || placed == 0 {
+            break;
+        }
+        // Karpenter schedules again until a round places nothing. A round is left out only
+        // when it would refuse every pod as the last did: nothing the launches changed may
+        // take a pod, and no topology group concerns one, since the next round's groups
+        // count every launched node's pods, which may change a refusal's words though it
+        // places nothing.
+        let may_place = batch.launch(workloads);
+        if !may_place
+            && queue
+                .iter()
+                .all(|&(w, _)| batch.topology_free(w, &workloads[w]))
+        {
             break;
         }
         // The next `Solve` sorts the pods still Pending afresh.
