@@ -245,3 +245,17 @@ pub fn skim_agrees(data: &[u8]) {
         );
     }
 }
+
+/// The typed model's fast path must read every document it accepts exactly as
+/// serde-saphyr does (the same objects, spans and rejected values); on anything else it
+/// declines. Panics when it reads one otherwise.
+pub fn fast_agrees(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for (_, doc) in crate::parse::split_documents(&text) {
+        let disagreement = crate::parse::fast_disagrees(doc);
+        assert!(
+            disagreement.is_none(),
+            "the fast path and serde-saphyr read {doc:?} otherwise: {disagreement:?}"
+        );
+    }
+}

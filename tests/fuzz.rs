@@ -8,7 +8,7 @@
     reason = "a test fails by panicking"
 )]
 
-use karplint::fuzzing::{lint_bytes, lint_text, manifest_from_bytes, skim_agrees};
+use karplint::fuzzing::{fast_agrees, lint_bytes, lint_text, manifest_from_bytes, skim_agrees};
 use proptest::prelude::*;
 
 #[test]
@@ -26,6 +26,8 @@ fn regressions_replay_without_panic() {
         lint_text(&manifest_from_bytes(&bytes));
         skim_agrees(&bytes);
         skim_agrees(manifest_from_bytes(&bytes).as_bytes());
+        fast_agrees(&bytes);
+        fast_agrees(manifest_from_bytes(&bytes).as_bytes());
         n += 1;
     }
     assert!(n > 0, "no regression inputs in {}", dir.display());
@@ -43,6 +45,12 @@ proptest! {
     fn skim_never_accepts_more(data in proptest::collection::vec(any::<u8>(), 0..512)) {
         skim_agrees(&data);
         skim_agrees(manifest_from_bytes(&data).as_bytes());
+    }
+
+    #[test]
+    fn fast_path_never_reads_otherwise(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        fast_agrees(&data);
+        fast_agrees(manifest_from_bytes(&data).as_bytes());
     }
 
     #[test]

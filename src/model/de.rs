@@ -26,6 +26,9 @@ pub struct Spanned<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if span_hook::ACTIVE.get() {
+            return d.deserialize_newtype_struct(span_hook::NAME, span_hook::SpannedVisitor::new());
+        }
         let s = serde_saphyr::Spanned::<T>::deserialize(d)?;
         let span = s.referenced.span();
         Ok(Spanned {
@@ -33,6 +36,73 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
             offset: u32::try_from(span.byte_offset().unwrap_or(0)).unwrap_or(u32::MAX),
             len: u32::try_from(span.byte_len().unwrap_or(0)).unwrap_or(0),
         })
+    }
+}
+
+/// How a deserializer other than serde-saphyr (the parse stage's fast path) gives a
+/// [`Spanned`] its span: while [`span_hook::with`] runs, a `Spanned<T>` asks for the
+/// newtype struct [`span_hook::NAME`], and the deserializer, which alone knows where the
+/// next value was written, leaves its span with [`span_hook::offer`] just before it calls
+/// the visitor. A deserializer that does not offer one makes the value an error.
+pub mod span_hook {
+    use super::Spanned;
+    use serde::Deserialize;
+    use serde::de::{self, Deserializer, Visitor};
+    use std::cell::Cell;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    /// The newtype struct name a `Spanned<T>` asks for while the hook is on.
+    pub const NAME: &str = "__karplint_spanned";
+
+    thread_local! {
+        pub(super) static ACTIVE: Cell<bool> = const { Cell::new(false) };
+        static SPAN: Cell<Option<(u32, u32)>> = const { Cell::new(None) };
+    }
+
+    /// Runs `f`, one document's deserialization by a deserializer that offers spans, with
+    /// the hook on.
+    pub fn with<R>(f: impl FnOnce() -> R) -> R {
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                ACTIVE.set(self.0);
+                SPAN.set(None);
+            }
+        }
+        let _restore = Restore(ACTIVE.replace(true));
+        f()
+    }
+
+    /// The span (document-relative byte offset and length) of the value the visitor of
+    /// [`NAME`] is about to read.
+    pub fn offer(offset: u32, len: u32) {
+        SPAN.set(Some((offset, len)));
+    }
+
+    pub(super) struct SpannedVisitor<T>(PhantomData<T>);
+
+    impl<T> SpannedVisitor<T> {
+        pub(super) fn new() -> Self {
+            SpannedVisitor(PhantomData)
+        }
+    }
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for SpannedVisitor<T> {
+        type Value = Spanned<T>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a value with its span")
+        }
+        fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Spanned<T>, D::Error> {
+            let (offset, len) = SPAN
+                .take()
+                .ok_or_else(|| de::Error::custom("no span offered for a spanned value"))?;
+            Ok(Spanned {
+                value: T::deserialize(d)?,
+                offset,
+                len,
+            })
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 //! the other documents of its file are still linted.
 
 pub(crate) mod document;
+pub(crate) mod fast;
 pub(crate) mod fields;
 pub(crate) mod pods;
 pub(crate) mod scan;
@@ -793,6 +794,7 @@ fn object(
     o
 }
 
+#[derive(Debug)]
 struct DocError {
     span: Span,
     message: String,
@@ -801,6 +803,18 @@ struct DocError {
 /// Deserializes one document. With `header_only`, a document of an unmodelled kind comes
 /// back as [`DocRoot::Header`], read only as far as its header.
 fn deserialize(text: &str, preset: Option<Kind>, header_only: bool) -> Result<DocRoot, DocError> {
+    match deserialize_fast(text, preset, header_only) {
+        Some(root) => Ok(root),
+        None => deserialize_saphyr(text, preset, header_only),
+    }
+}
+
+/// [`deserialize`] by serde-saphyr.
+fn deserialize_saphyr(
+    text: &str,
+    preset: Option<Kind>,
+    header_only: bool,
+) -> Result<DocRoot, DocError> {
     let header = RefCell::new(None);
     let (result, rejected_ints) = crate::model::de::collect_rejected(|| {
         serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
@@ -820,6 +834,50 @@ fn deserialize(text: &str, preset: Option<Kind>, header_only: bool) -> Result<Do
         (Ok(root), None) => Ok(root),
         (Err(e), None) => Err(to_doc_error(text, &e)),
     }
+}
+
+/// [`deserialize`] by [`fast`], when it reads the document with certainty.
+fn deserialize_fast(text: &str, preset: Option<Kind>, header_only: bool) -> Option<DocRoot> {
+    let header = RefCell::new(None);
+    let (result, rejected_ints) = crate::model::de::collect_rejected(|| {
+        fast::deserialize(
+            text,
+            DocSeed {
+                preset,
+                header_only: header_only.then_some(&header),
+            },
+        )
+    });
+    match (result, header.into_inner()) {
+        // The visitor stops after the header of an unmodelled kind, as it does on
+        // serde-saphyr's events.
+        (_, Some(doc)) => Some(DocRoot::Header(doc)),
+        (Ok(DocRoot::Map(mut doc)), None) => {
+            doc.rejected_ints = rejected_ints;
+            Some(DocRoot::Map(doc))
+        }
+        (Ok(root), None) => Some(root),
+        (Err(fast::Declined), None) => None,
+    }
+}
+
+/// For tests and fuzzing: where [`fast`] reads `text` (one document, with and without
+/// `header_only`) otherwise than serde-saphyr does, both readings.
+pub fn fast_disagrees(text: &str) -> Option<(String, String)> {
+    [true, false].into_iter().find_map(|header_only| {
+        let fast = deserialize_fast(text, None, header_only)?;
+        let saphyr = deserialize_saphyr(text, None, header_only);
+        let (fast, saphyr) = (
+            format!("{:?}", Ok::<_, DocError>(fast)),
+            format!("{saphyr:?}"),
+        );
+        (fast != saphyr).then_some((fast, saphyr))
+    })
+}
+
+/// For tests and benchmarks: whether [`fast`] reads `text` in full.
+pub fn fast_path_reads(text: &str) -> bool {
+    matches!(deserialize_fast(text, None, false), Some(DocRoot::Map(_)))
 }
 
 fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {

@@ -38,15 +38,7 @@ enum Frame<'a> {
 /// ([`super::document`]) can read every top-level key as a name.
 pub fn plainly_valid(text: &str) -> bool {
     let budget = super::budget();
-    let parser_options = granit_parser::options! {
-        emit_comments: false,
-        simple_key_max_lookahead: budget.simple_key_max_lookahead,
-        flow_nesting_limit: budget.flow_nesting_limit,
-        block_nesting_limit: granit_parser::Options::default()
-            .block_nesting_limit
-            .max(budget.max_depth.saturating_add(1)),
-    };
-    let mut parser = Parser::with_options(StrInput::new(text), parser_options);
+    let mut parser = Parser::with_options(StrInput::new(text), parser_options());
     let mut stack: Vec<Frame> = Vec::new();
     let mut keys: Vec<Cow<str>> = Vec::new();
     let (mut events, mut nodes, mut scalar_bytes, mut documents) = (0usize, 0usize, 0usize, 0);
@@ -146,6 +138,20 @@ pub fn plainly_valid(text: &str) -> bool {
         }
     }
     true
+}
+
+/// The parser's options as serde-saphyr sets them from karplint's [`super::budget`], without
+/// comments.
+pub(super) fn parser_options() -> granit_parser::Options {
+    let budget = super::budget();
+    granit_parser::options! {
+        emit_comments: false,
+        simple_key_max_lookahead: budget.simple_key_max_lookahead,
+        flow_nesting_limit: budget.flow_nesting_limit,
+        block_nesting_limit: granit_parser::Options::default()
+            .block_nesting_limit
+            .max(budget.max_depth.saturating_add(1)),
+    }
 }
 
 /// For tests and fuzzing: whether serde-saphyr, with karplint's options, deserializes `text`
