@@ -65,6 +65,7 @@ pub fn deserialize<'a, S: DeserializeSeed<'a>>(
         parser: Parser::with_options(StrInput::new(text), super::skim::parser_options()),
         peeked: None,
         depth: 0,
+        keys: Vec::new(),
     };
     if !matches!(events.next()?.0, Event::StreamStart)
         || !matches!(events.next()?.0, Event::DocumentStart(_, None))
@@ -87,6 +88,8 @@ struct Events<'a> {
     peeked: Option<(Event<'a>, Span)>,
     /// Collections open.
     depth: usize,
+    /// The keys of the open mappings, each mapping's after its parent's, while few.
+    keys: Vec<Cow<'a, str>>,
 }
 
 impl<'a> Events<'a> {
@@ -380,9 +383,10 @@ impl<'a> de::Deserializer<'a> for Deserializer<'_, 'a> {
 
     fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
         self.ev.open(true)?;
+        let start = self.ev.keys.len();
         let mut map = Map {
             ev: &mut *self.ev,
-            keys: Vec::new(),
+            start,
             set: None,
             done: false,
         };
@@ -481,8 +485,8 @@ impl<'a> de::SeqAccess<'a> for &mut Seq<'_, 'a> {
 
 struct Map<'e, 'a> {
     ev: &'e mut Events<'a>,
-    /// The keys read so far, while few.
-    keys: Vec<Cow<'a, str>>,
+    /// Where this mapping's keys start in [`Events::keys`], while few.
+    start: usize,
     /// The keys read so far, once many.
     set: Option<HashSet<Cow<'a, str>>>,
     done: bool,
@@ -498,12 +502,13 @@ impl<'a> Map<'_, 'a> {
                 Err(Declined)
             };
         }
-        if self.keys.contains(&key) {
+        let keys = &mut self.ev.keys;
+        if keys[self.start..].contains(&key) {
             return Err(Declined);
         }
-        self.keys.push(key);
-        if self.keys.len() > SCAN_KEYS {
-            self.set = Some(self.keys.drain(..).collect());
+        keys.push(key);
+        if keys.len() - self.start > SCAN_KEYS {
+            self.set = Some(keys.drain(self.start..).collect());
         }
         Ok(())
     }
@@ -523,6 +528,7 @@ impl<'a> de::MapAccess<'a> for &mut Map<'_, 'a> {
             Event::MappingEnd => {
                 self.ev.next()?;
                 self.ev.depth -= 1;
+                self.ev.keys.truncate(self.start);
                 self.done = true;
                 return Ok(None);
             }

@@ -3,8 +3,10 @@
 //! Each source is checked (UTF-8, binary, BOM), split into YAML documents at column-0
 //! `---` markers (which YAML forbids inside content, so the split is exact), and each
 //! document is deserialized on its own: a broken document becomes one `parse-error` and the
-//! others are still linted. A document of a kind the model does not use is deserialized
-//! only as far as its header, and the rest is checked by [`skim`]. A document that fails
+//! others are still linted. A document is read by [`fast`] from the parser's events when
+//! serde-saphyr's meaning for every value is certain, and by serde-saphyr otherwise. A
+//! document of a kind the model does not use is deserialized only as far as its header,
+//! and the rest is checked by [`skim`]. A document that fails
 //! to parse only because of template syntax (Helm, Handlebars, Terraform: [`template`]) is
 //! skipped with a note naming the language instead of being reported as a syntax error;
 //! the other documents of its file are still linted.
