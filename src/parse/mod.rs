@@ -817,14 +817,32 @@ fn deserialize_saphyr(
     preset: Option<Kind>,
     header_only: bool,
 ) -> Result<DocRoot, DocError> {
+    read_root(preset, header_only, |seed| {
+        serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
+            seed.deserialize(d)
+        })
+    })
+    .map_err(|e| to_doc_error(text, &e))
+}
+
+/// [`deserialize`] by [`fast`], when it reads the document with certainty.
+fn deserialize_fast(text: &str, preset: Option<Kind>, header_only: bool) -> Option<DocRoot> {
+    read_root(preset, header_only, |seed| fast::deserialize(text, seed)).ok()
+}
+
+/// Runs `read`, one deserializer over a document, with the document seed, and gives the
+/// root with the integer values it rejected. A document of an unmodelled kind read with
+/// `header_only` is its header, whatever stopped the deserializer after it.
+fn read_root<E>(
+    preset: Option<Kind>,
+    header_only: bool,
+    read: impl FnOnce(DocSeed<'_>) -> Result<DocRoot, E>,
+) -> Result<DocRoot, E> {
     let header = RefCell::new(None);
     let (result, rejected_ints) = crate::model::de::collect_rejected(|| {
-        serde_saphyr::with_deserializer_from_str_with_options(text, options(), |d| {
-            DocSeed {
-                preset,
-                header_only: header_only.then_some(&header),
-            }
-            .deserialize(d)
+        read(DocSeed {
+            preset,
+            header_only: header_only.then_some(&header),
         })
     });
     match (result, header.into_inner()) {
@@ -833,33 +851,7 @@ fn deserialize_saphyr(
             doc.rejected_ints = rejected_ints;
             Ok(DocRoot::Map(doc))
         }
-        (Ok(root), None) => Ok(root),
-        (Err(e), None) => Err(to_doc_error(text, &e)),
-    }
-}
-
-/// [`deserialize`] by [`fast`], when it reads the document with certainty.
-fn deserialize_fast(text: &str, preset: Option<Kind>, header_only: bool) -> Option<DocRoot> {
-    let header = RefCell::new(None);
-    let (result, rejected_ints) = crate::model::de::collect_rejected(|| {
-        fast::deserialize(
-            text,
-            DocSeed {
-                preset,
-                header_only: header_only.then_some(&header),
-            },
-        )
-    });
-    match (result, header.into_inner()) {
-        // The visitor stops after the header of an unmodelled kind, as it does on
-        // serde-saphyr's events.
-        (_, Some(doc)) => Some(DocRoot::Header(doc)),
-        (Ok(DocRoot::Map(mut doc)), None) => {
-            doc.rejected_ints = rejected_ints;
-            Some(DocRoot::Map(doc))
-        }
-        (Ok(root), None) => Some(root),
-        (Err(fast::Declined), None) => None,
+        (result, None) => result,
     }
 }
 
