@@ -156,6 +156,7 @@ enum Plain {
     Null,
     Bool(bool),
     Int(u64),
+    Negative(i64),
     Float(f64),
     Str,
 }
@@ -180,9 +181,10 @@ fn yaml11_bool(v: &str) -> Option<bool> {
 
 /// Resolves a plain scalar as serde-saphyr's `deserialize_any` does, in its order (null,
 /// boolean, integer, float, string), for the spellings whose outcome is certain: decimal
-/// integers without sign or leading zero, decimal fractions `D.D`, and text that no
-/// numeric parser can read (its first character, after a sign, is neither a digit nor
-/// `.`, and it is not `inf`, `infinity` or `nan`). Anything else is `None`.
+/// integers without leading zero, unsigned or negative, decimal fractions `D.D`, and text
+/// that no numeric parser can read (a byte no number's spelling holds, such as the `m` of
+/// `100m` or the `:` of `10.0.2.15:3260`, or two points, as in `3.4.0`; serde-saphyr has
+/// no sexagesimal numbers). Anything else is `None`.
 fn resolve(v: &str) -> Option<Plain> {
     if is_null(v) {
         return Some(Plain::Null);
@@ -197,6 +199,11 @@ fn resolve(v: &str) -> Option<Plain> {
     if decimal(bytes) {
         return v.parse().ok().map(Plain::Int);
     }
+    if let Some(magnitude) = v.strip_prefix('-')
+        && decimal(magnitude.as_bytes())
+    {
+        return (magnitude.parse::<i64>().ok()).map(|n| Plain::Negative(-n));
+    }
     if let Some((whole, fraction)) = v.split_once('.')
         && decimal(whole.as_bytes())
         && !fraction.is_empty()
@@ -210,7 +217,12 @@ fn resolve(v: &str) -> Option<Plain> {
         None | Some(b' ' | b'\t' | b'\r' | b'\n') => None,
         // A number's spelling (decimal, radix, octal, fraction, exponent, `.inf`, `.nan`)
         // uses only these; `100m` or `512Mi` cannot be one.
-        Some(b'0'..=b'9' | b'.') if unsigned.bytes().all(|b| NUMERIC.contains(&b)) => None,
+        Some(b'0'..=b'9' | b'.')
+            if unsigned.bytes().all(|b| NUMERIC.contains(&b))
+                && unsigned.bytes().filter(|&b| b == b'.').count() < 2 =>
+        {
+            None
+        }
         Some(b'0'..=b'9' | b'.') => Some(Plain::Str),
         Some(_)
             if ["inf", "infinity", "nan"]
@@ -223,10 +235,9 @@ fn resolve(v: &str) -> Option<Plain> {
     }
 }
 
-/// Every byte a numeric spelling may hold: digits, sign, point, underscore, sexagesimal
-/// colon, exponent, radix prefixes, hexadecimal digits, and the letters of `inf`,
-/// `infinity` and `nan`.
-const NUMERIC: &[u8] = b"0123456789+-._:eExXoObBaAcCdDfFiInNtTyY";
+/// Every byte a numeric spelling may hold: digits, sign, point, underscore, exponent, radix
+/// prefixes, hexadecimal digits, and the letters of `inf`, `infinity` and `nan`.
+const NUMERIC: &[u8] = b"0123456789+-._eExXoObBaAcCdDfFiInNtTyY";
 
 fn visit_str<'a, V: Visitor<'a>>(value: Cow<'a, str>, visitor: V) -> Result<V::Value, Declined> {
     match value {
@@ -240,16 +251,12 @@ struct Deserializer<'e, 'a> {
 }
 
 impl<'a> Deserializer<'_, 'a> {
-    /// A plain integer for the integer visitors: decimal digits, `-` first for the signed.
+    /// A plain decimal integer for the integer visitors, negative for the signed only.
     fn integer<V: Visitor<'a>>(self, signed: bool, visitor: V) -> Result<V::Value, Declined> {
-        let (value, style) = self.ev.scalar()?;
-        if style != ScalarStyle::Plain {
-            return Err(Declined);
-        }
-        match (resolve(&value), value.strip_prefix('-')) {
-            (Some(Plain::Int(n)), _) => visitor.visit_u64(n),
-            (None, Some(magnitude)) if signed => match resolve(magnitude) {
-                Some(Plain::Int(n)) if n <= i64::MAX as u64 => visitor.visit_i64(-(n as i64)),
+        match self.ev.scalar()? {
+            (value, ScalarStyle::Plain) => match resolve(&value) {
+                Some(Plain::Int(n)) => visitor.visit_u64(n),
+                Some(Plain::Negative(n)) if signed => visitor.visit_i64(n),
                 _ => Err(Declined),
             },
             _ => Err(Declined),
@@ -273,6 +280,7 @@ impl<'a> de::Deserializer<'a> for Deserializer<'_, 'a> {
                     Plain::Null => visitor.visit_unit(),
                     Plain::Bool(b) => visitor.visit_bool(b),
                     Plain::Int(n) => visitor.visit_u64(n),
+                    Plain::Negative(n) => visitor.visit_i64(n),
                     Plain::Float(f) => visitor.visit_f64(f),
                     Plain::Str => visit_str(value, visitor),
                 }
@@ -322,6 +330,7 @@ impl<'a> de::Deserializer<'a> for Deserializer<'_, 'a> {
             (ScalarStyle::Plain, Some(Plain::Float(f))) => visitor.visit_f64(f),
             // Rounded to the nearest float, as parsing its text is.
             (ScalarStyle::Plain, Some(Plain::Int(n))) => visitor.visit_f64(n as f64),
+            (ScalarStyle::Plain, Some(Plain::Negative(n))) => visitor.visit_f64(n as f64),
             _ => Err(Declined),
         }
     }
@@ -646,7 +655,14 @@ mod tests {
             ("100m", Some(Plain::Str)),
             ("1Gi", Some(Plain::Str)),
             ("-100m", Some(Plain::Str)),
-            ("1.2.3", None),
+            ("1.2.3", Some(Plain::Str)),
+            ("3.4.0", Some(Plain::Str)),
+            ("10.0.2.15:3260", Some(Plain::Str)),
+            ("10:30", Some(Plain::Str)),
+            ("-3", Some(Plain::Negative(-3))),
+            ("-0", Some(Plain::Negative(0))),
+            ("-03", None),
+            ("-9223372036854775808", None),
             ("2Ti", None),
             ("512Mi", Some(Plain::Str)),
             ("v1.2", Some(Plain::Str)),
@@ -655,7 +671,6 @@ mod tests {
             ("<<", Some(Plain::Str)),
             ("0755", None),
             ("0x1F", None),
-            ("-3", None),
             ("+3", None),
             ("1e3", None),
             (".inf", None),
