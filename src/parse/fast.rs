@@ -135,6 +135,20 @@ impl<'a> Events<'a> {
         }
         Ok(())
     }
+
+    /// Consumes the end of the innermost open collection, if it comes next.
+    fn close(&mut self, mapping: bool) -> Result<bool, Declined> {
+        let end = match self.peek()?.0 {
+            Event::MappingEnd => mapping,
+            Event::SequenceEnd => !mapping,
+            _ => false,
+        };
+        if end {
+            self.next()?;
+            self.depth -= 1;
+        }
+        Ok(end)
+    }
 }
 
 /// The byte span serde-saphyr's `location_from_span` gives an event, as
@@ -246,6 +260,28 @@ fn visit_str<'a, V: Visitor<'a>>(value: Cow<'a, str>, visitor: V) -> Result<V::V
     }
 }
 
+/// The integer methods of a [`de::Deserializer`], each reading a plain decimal integer,
+/// negative for the signed only ([`Deserializer::integer`]).
+macro_rules! integers {
+    ($($signed:ident)* => signed, $($unsigned:ident)* => unsigned,) => {
+        $(fn $signed<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
+            self.integer(true, visitor)
+        })*
+        $(fn $unsigned<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
+            self.integer(false, visitor)
+        })*
+    };
+}
+
+/// Methods of a [`de::Deserializer`] that the model never calls: left to serde-saphyr.
+macro_rules! declined {
+    ($($method:ident($($arg:ty),*))*) => {
+        $(fn $method<V: Visitor<'a>>(self, $(_: $arg,)* _: V) -> Result<V::Value, Declined> {
+            Err(Declined)
+        })*
+    };
+}
+
 struct Deserializer<'e, 'a> {
     ev: &'e mut Events<'a>,
 }
@@ -296,29 +332,9 @@ impl<'a> de::Deserializer<'a> for Deserializer<'_, 'a> {
         }
     }
 
-    fn deserialize_i8<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(true, visitor)
-    }
-    fn deserialize_i16<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(true, visitor)
-    }
-    fn deserialize_i32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(true, visitor)
-    }
-    fn deserialize_i64<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(true, visitor)
-    }
-    fn deserialize_u8<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(false, visitor)
-    }
-    fn deserialize_u16<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(false, visitor)
-    }
-    fn deserialize_u32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(false, visitor)
-    }
-    fn deserialize_u64<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
-        self.integer(false, visitor)
+    integers! {
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 => signed,
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 => unsigned,
     }
 
     fn deserialize_f32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
@@ -420,49 +436,11 @@ impl<'a> de::Deserializer<'a> for Deserializer<'_, 'a> {
         self.deserialize_any(visitor)
     }
 
-    fn deserialize_i128<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_u128<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_char<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_bytes<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_byte_buf<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_unit<V: Visitor<'a>>(self, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_unit_struct<V: Visitor<'a>>(
-        self,
-        _: &'static str,
-        _: V,
-    ) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_tuple<V: Visitor<'a>>(self, _: usize, _: V) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_tuple_struct<V: Visitor<'a>>(
-        self,
-        _: &'static str,
-        _: usize,
-        _: V,
-    ) -> Result<V::Value, Declined> {
-        Err(Declined)
-    }
-    fn deserialize_enum<V: Visitor<'a>>(
-        self,
-        _: &'static str,
-        _: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, Declined> {
-        Err(Declined)
+    declined! {
+        deserialize_i128() deserialize_u128() deserialize_char() deserialize_bytes()
+        deserialize_byte_buf() deserialize_unit() deserialize_unit_struct(&'static str)
+        deserialize_tuple(usize) deserialize_tuple_struct(&'static str, usize)
+        deserialize_enum(&'static str, &'static [&'static str])
     }
 }
 
@@ -481,9 +459,7 @@ impl<'a> de::SeqAccess<'a> for &mut Seq<'_, 'a> {
         if self.done {
             return Ok(None);
         }
-        if matches!(self.ev.peek()?.0, Event::SequenceEnd) {
-            self.ev.next()?;
-            self.ev.depth -= 1;
+        if self.ev.close(false)? {
             self.done = true;
             return Ok(None);
         }
@@ -533,14 +509,12 @@ impl<'a> de::MapAccess<'a> for &mut Map<'_, 'a> {
         if self.done {
             return Ok(None);
         }
+        if self.ev.close(true)? {
+            self.ev.keys.truncate(self.start);
+            self.done = true;
+            return Ok(None);
+        }
         let key = match &self.ev.peek()?.0 {
-            Event::MappingEnd => {
-                self.ev.next()?;
-                self.ev.depth -= 1;
-                self.ev.keys.truncate(self.start);
-                self.done = true;
-                return Ok(None);
-            }
             // A key serde-saphyr compares by its text: quoted, or plain text that is no
             // null, boolean or number (`1` and `0x1`, `on` and `true` are the same key to
             // it), and not a merge key.
