@@ -17,11 +17,11 @@
 //! [`MAX_BYTES`]. The caller then deserializes the document with serde-saphyr, so every
 //! value it cannot vouch for, and every message, is serde-saphyr's own.
 
+use super::keys::{MapKeys, OpenKeys};
 use crate::model::de::span_hook;
 use granit_parser::{Event, Parser, ScalarStyle, Span, StrInput};
 use serde::de::{self, DeserializeSeed, Visitor};
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt;
 
 /// Collections nested deeper than this are left to serde-saphyr (whose budget is 128).
@@ -30,9 +30,6 @@ const MAX_DEPTH: usize = 100;
 /// Documents longer than this are left to serde-saphyr, whose event and scalar budgets such
 /// a document could reach.
 const MAX_BYTES: usize = 4 << 20;
-
-/// Mappings with more keys than this check duplicates with a hash set instead of a scan.
-const SCAN_KEYS: usize = 16;
 
 /// The document is not one this deserializer reads with certainty: deserialize it with
 /// serde-saphyr.
@@ -65,7 +62,7 @@ pub fn deserialize<'a, S: DeserializeSeed<'a>>(
         parser: Parser::with_options(StrInput::new(text), super::skim::parser_options()),
         peeked: None,
         depth: 0,
-        keys: Vec::new(),
+        keys: OpenKeys::default(),
     };
     if !matches!(events.next()?.0, Event::StreamStart)
         || !matches!(events.next()?.0, Event::DocumentStart(_, None))
@@ -88,8 +85,8 @@ struct Events<'a> {
     peeked: Option<(Event<'a>, Span)>,
     /// Collections open.
     depth: usize,
-    /// The keys of the open mappings, each mapping's after its parent's, while few.
-    keys: Vec<Cow<'a, str>>,
+    /// The keys of the open mappings, for the duplicate-key check.
+    keys: OpenKeys<'a>,
 }
 
 impl<'a> Events<'a> {
@@ -408,11 +405,10 @@ impl<'a> de::Deserializer<'a> for Deserializer<'_, 'a> {
 
     fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Declined> {
         self.ev.open(true)?;
-        let start = self.ev.keys.len();
+        let keys = self.ev.keys.open();
         let mut map = Map {
             ev: &mut *self.ev,
-            start,
-            set: None,
+            keys,
             done: false,
         };
         let value = visitor.visit_map(&mut map)?;
@@ -470,33 +466,8 @@ impl<'a> de::SeqAccess<'a> for &mut Seq<'_, 'a> {
 
 struct Map<'e, 'a> {
     ev: &'e mut Events<'a>,
-    /// Where this mapping's keys start in [`Events::keys`], while few.
-    start: usize,
-    /// The keys read so far, once many.
-    set: Option<HashSet<Cow<'a, str>>>,
+    keys: MapKeys<'a>,
     done: bool,
-}
-
-impl<'a> Map<'_, 'a> {
-    /// Notes a key, declining a duplicate (serde-saphyr refuses those).
-    fn note(&mut self, key: Cow<'a, str>) -> Result<(), Declined> {
-        if let Some(set) = &mut self.set {
-            return if set.insert(key) {
-                Ok(())
-            } else {
-                Err(Declined)
-            };
-        }
-        let keys = &mut self.ev.keys;
-        if keys[self.start..].contains(&key) {
-            return Err(Declined);
-        }
-        keys.push(key);
-        if keys.len() - self.start > SCAN_KEYS {
-            self.set = Some(keys.drain(self.start..).collect());
-        }
-        Ok(())
-    }
 }
 
 impl<'a> de::MapAccess<'a> for &mut Map<'_, 'a> {
@@ -510,7 +481,7 @@ impl<'a> de::MapAccess<'a> for &mut Map<'_, 'a> {
             return Ok(None);
         }
         if self.ev.close(true)? {
-            self.ev.keys.truncate(self.start);
+            self.ev.keys.close(&self.keys);
             self.done = true;
             return Ok(None);
         }
@@ -526,7 +497,10 @@ impl<'a> de::MapAccess<'a> for &mut Map<'_, 'a> {
             }
             _ => return Err(Declined),
         };
-        self.note(key)?;
+        // serde-saphyr refuses a duplicate key.
+        if !self.ev.keys.insert(&mut self.keys, key) {
+            return Err(Declined);
+        }
         seed.deserialize(Deserializer { ev: &mut *self.ev })
             .map(Some)
     }

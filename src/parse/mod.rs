@@ -14,6 +14,7 @@
 pub(crate) mod document;
 pub(crate) mod fast;
 pub(crate) mod fields;
+mod keys;
 pub(crate) mod pods;
 pub(crate) mod scan;
 pub(crate) mod skim;

@@ -14,22 +14,15 @@
 //! non-finite floats). On a no, the caller deserializes the document in full, so every
 //! message is serde-saphyr's own.
 
+use super::keys::{MapKeys, OpenKeys};
 use granit_parser::{Event, Parser, ScalarStyle, StrInput};
-use std::borrow::Cow;
-use std::collections::HashSet;
-
-/// Mappings with more keys than this check duplicates with a hash set instead of a scan.
-const SCAN_KEYS: usize = 16;
 
 enum Frame<'a> {
     Seq,
     Map {
-        /// Where this mapping's keys start in the shared key list.
-        start: usize,
+        keys: MapKeys<'a>,
         /// The next child is a key (not a value).
         at_key: bool,
-        /// Keys of a large mapping.
-        set: Option<HashSet<Cow<'a, str>>>,
     },
 }
 
@@ -40,7 +33,7 @@ pub fn plainly_valid(text: &str) -> bool {
     let budget = super::budget();
     let mut parser = Parser::with_options(StrInput::new(text), parser_options());
     let mut stack: Vec<Frame> = Vec::new();
-    let mut keys: Vec<Cow<str>> = Vec::new();
+    let mut keys = OpenKeys::default();
     let (mut events, mut nodes, mut scalar_bytes, mut documents) = (0usize, 0usize, 0usize, 0);
     while let Some(item) = parser.next_event() {
         let Ok((event, _)) = item else {
@@ -60,8 +53,8 @@ pub fn plainly_valid(text: &str) -> bool {
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                if let Some(Frame::Map { start, .. }) = stack.pop() {
-                    keys.truncate(start);
+                if let Some(Frame::Map { keys: map, .. }) = stack.pop() {
+                    keys.close(&map);
                 }
                 continue;
             }
@@ -88,9 +81,8 @@ pub fn plainly_valid(text: &str) -> bool {
                 (
                     None,
                     Some(Frame::Map {
-                        start: keys.len(),
+                        keys: keys.open(),
                         at_key: true,
-                        set: None,
                     }),
                 )
             }
@@ -101,7 +93,7 @@ pub fn plainly_valid(text: &str) -> bool {
         if nodes > budget.max_nodes || scalar_bytes > budget.max_total_scalar_bytes {
             return false;
         }
-        if let Some(Frame::Map { start, at_key, set }) = stack.last_mut() {
+        if let Some(Frame::Map { keys: map, at_key }) = stack.last_mut() {
             if *at_key {
                 // A mapping key: only scalars whose identity is their text.
                 let Some((value, style)) = key else {
@@ -110,21 +102,8 @@ pub fn plainly_valid(text: &str) -> bool {
                 if style == ScalarStyle::Plain && !plain_key_is_text(&value) {
                     return false;
                 }
-                match set {
-                    Some(set) => {
-                        if !set.insert(value) {
-                            return false;
-                        }
-                    }
-                    None => {
-                        if keys[*start..].contains(&value) {
-                            return false;
-                        }
-                        keys.push(value);
-                        if keys.len() - *start > SCAN_KEYS {
-                            *set = Some(keys.drain(*start..).collect());
-                        }
-                    }
+                if !keys.insert(map, value) {
+                    return false;
                 }
             }
             *at_key = !*at_key;
