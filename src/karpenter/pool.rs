@@ -280,18 +280,26 @@ impl Allocatable {
 
     /// Whether `demand` fits, as [`Demand::of`] sums it: each resource it asks for is zero
     /// or at most what the type has (`resources.Fits`).
+    #[inline]
     pub fn holds(&self, demand: &Demand) -> bool {
-        !self.any_negative()
-            && (self.core.iter().zip(&demand.core))
-                .all(|(has, asked)| asked.is_zero() || asked <= has)
+        let fits = |i: usize| {
+            let (has, asked) = (self.core[i], demand.core[i]);
+            has.as_millis() >= 0 && (asked.is_zero() || asked <= has)
+        };
+        fits(0)
+            && fits(1)
+            && fits(2)
+            && fits(3)
             && (demand.extended.iter())
                 .all(|(k, asked)| asked.is_zero() || *asked <= self.extended.get_or_zero(k))
     }
 
     /// What is left of cpu, memory and pods once `demand` is placed, in milli-units
     /// (negative when it does not fit).
+    #[inline]
     pub fn left(&self, demand: &Demand) -> [i128; 3] {
-        [0, 1, 2].map(|i| self.core[i].as_millis() - demand.core[i].as_millis())
+        let left = |i: usize| self.core[i].as_millis() - demand.core[i].as_millis();
+        [left(0), left(1), left(2)]
     }
 
     /// The full list, for messages.
@@ -379,6 +387,7 @@ impl<'p> PoolType<'p, '_> {
     }
 
     /// What a pod can use of the type, computed on first use.
+    #[inline]
     pub fn allocatable(&self) -> &'p Allocatable {
         self.table.get(self.index, self.it)
     }
@@ -850,6 +859,7 @@ impl<'a, 'c> Pool<'a, 'c> {
     }
 
     /// Catalog type `i` as this pool sees it (its requirements and allocatable).
+    #[inline]
     pub fn type_at(&self, i: usize) -> PoolType<'_, 'c> {
         PoolType {
             it: &self.catalog[i],

@@ -970,6 +970,20 @@ impl Requirements {
         }
     }
 
+    /// Whether a NodeClaim of a NodePool with these requirements may ever take a pod with
+    /// `pod` ([`Requirements::intersects_ok`] on the NodeClaim's requirements): a
+    /// requirement reading as `Exists` narrows to `NotIn` on a NodeClaim once a pod asking
+    /// `NotIn` joins it, and a pod's `NotIn`/`DoesNotExist` never conflicts with that.
+    pub fn may_intersect_ok(&self, pod: &Requirements) -> bool {
+        !self.by_key.iter().any(|node| {
+            pod.on(&node.key).is_some_and(|incoming| {
+                node.intersection_is_empty(incoming)
+                    && !(lenient(incoming)
+                        && (lenient(node) || node.operator() == Operator::Exists))
+            })
+        })
+    }
+
     fn conflicts<'a>(
         &'a self,
         pod: &'a Requirements,

@@ -371,12 +371,14 @@ impl Claim {
     /// DaemonSets' ports are among its own.
     fn daemon_port_taken(&self, sim: &Simulator, t: &PoolType, ports: &[HostPort]) -> bool {
         self.launched.is_none()
+            && !ports.is_empty()
             && (sim.daemon_port_taken(self.pool, t.requirements, ports)).is_some()
     }
 }
 
 /// What `requests` and the DaemonSet overhead ask of type `t` of pool `pool`: `fixed`, when
 /// the overhead is the same on each of the pool's types ([`Simulator::fixed_overhead`]).
+#[inline]
 fn demand_on<'d>(
     sim: &Simulator,
     pool: usize,
@@ -406,8 +408,10 @@ type PoolsAlike = (Requirements, Vec<Toleration>, bool, std::rc::Rc<PoolsFor>);
 /// The pools a pod's requirements and tolerations leave it, whatever the batch did.
 struct PoolsFor {
     /// Per pool, whether its NodeClaims may take the pod: its taints are tolerated and its
-    /// requirements intersect the pod's. A NodeClaim's requirements narrow its pool's, so a
-    /// pool the pod conflicts with has no NodeClaim it fits.
+    /// requirements may intersect the pod's on a NodeClaim
+    /// ([`Requirements::may_intersect_ok`]). A NodeClaim's requirements narrow its pool's,
+    /// so a pool the pod conflicts with has no NodeClaim it fits, but for `Intersects`'
+    /// leniency: an `Exists` narrowed to `NotIn` takes a pod's `DoesNotExist`.
     joinable: Box<[bool]>,
     /// The pools whose own stages take the pod on a new NodeClaim
     /// ([`Simulator::claim_stages_pass`]: taints, then `Compatible` requirements), in order.
@@ -436,11 +440,11 @@ fn name_ranks(sim: &Simulator) -> Vec<u32> {
 }
 
 /// What a NodeClaim becomes when a pod joins it ([`Batch::can_add`]).
-struct Joining<'s, 'c> {
+struct Joining {
     /// Its requirements with the pod's and those topology adds.
     requirements: Requirements,
-    /// The types that still fit every pod on it.
-    types: Vec<PoolType<'s, 'c>>,
+    /// The types that still fit every pod on it, by catalog index.
+    types: Vec<u32>,
     /// Its [`Claim::headroom`] once the pod is on it.
     headroom: [i128; HEADROOM.len()],
 }
@@ -673,6 +677,10 @@ struct Batch<'s, 'a, 'c> {
     /// some usable one is, once asked (reset when a NodeClaim spends them): pods that keep
     /// failing on a spent pool do not scan its types again.
     within_remaining: Vec<Option<(Box<[bool]>, bool)>>,
+    /// Per pool, how many times the types within what is left of its limits changed
+    /// ([`Batch::limits_changed`]): a NodeClaim that spends a little of large limits leaves
+    /// them as they were.
+    narrowed: Vec<u32>,
     /// Per pool, how many NodeClaims have spent its limits.
     spent: Vec<u32>,
     /// The pools a new NodeClaim may be made in, in order: their gate passes
@@ -686,7 +694,8 @@ struct Batch<'s, 'a, 'c> {
     refused_new: fnv::FnvHashMap<(usize, usize), PoolsKnown>,
     memo: OutcomeMemo,
     /// Per (pool, [`Shapes`] id), what the pool's types within its limits hold at most for
-    /// pods of that shape ([`TypeBound`]), with the pool's `spent` then.
+    /// pods of that shape ([`TypeBound`]), with the pool's `narrowed` then: the bound
+    /// depends on nothing else that the batch changes.
     bounds: fnv::FnvHashMap<(usize, u32), (u32, Option<TypeBound>)>,
     shapes: Shapes,
     /// The refusals a pod may take again without a try.
@@ -729,6 +738,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             open: fnv::FnvHashMap::default(),
             remaining: sim.pools.iter().map(|p| p.limits.clone()).collect(),
             within_remaining: vec![None; sim.pools.len()],
+            narrowed: vec![0; sim.pools.len()],
             spent: vec![0; sim.pools.len()],
             open_pools: Vec::new(),
             refused_new: fnv::FnvHashMap::default(),
@@ -1374,7 +1384,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
             let tolerated = |p: &Pool| !sim::any_untolerated(tolerations, &p.taints, pns);
             let joinable = (sim.pools.iter())
-                .map(|p| tolerated(p) && p.requirements.intersects_ok(reqs))
+                .map(|p| tolerated(p) && p.requirements.may_intersect_ok(reqs))
                 .collect();
             let staged = (0..sim.pools.len())
                 .filter(|&i| sim.claim_stages_pass(i, &step.attempt, tolerations))
@@ -1427,7 +1437,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         }
         let claim = &mut self.claims[c];
         claim.requirements = requirements;
-        claim.types = indices(&types);
+        claim.types = types;
+        claim.types.shrink_to_fit();
         claim
             .requests
             .add(&self.sim.judged_requests(pool, &pod.requests.total));
@@ -1458,7 +1469,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         pod: &PendingWorkload,
         step: &Step,
         owned: &[usize],
-    ) -> Option<Joining<'s, 'c>> {
+    ) -> Option<Joining> {
         if !self.has_room_for(c, pod) {
             return None;
         }
@@ -1502,34 +1513,32 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let (pod_query, topology_query) = (query(&attempt.requirements), query(&topology));
         let fixed = claim.fixed_demand(self.sim, &requests);
         let mut headroom = [i128::MIN; HEADROOM.len()];
-        let types: Vec<PoolType> = claim
-            .types
-            .iter()
-            .map(|&i| pool.type_at(i as usize))
+        let mut types = Vec::with_capacity(claim.types.len());
+        for &i in &claim.types {
+            let t = pool.type_at(i as usize);
             // The types already meet the NodeClaim's requirements, and a type's label has one
             // value: it meets the narrowed requirements when it meets the pod's.
-            .filter(|t| {
-                let room = pod_query.as_ref().is_none_or(|q| t.requirements.meets(q))
-                    && topology_query
-                        .as_ref()
-                        .is_none_or(|q| t.requirements.meets(q))
-                    && !claim.daemon_port_taken(self.sim, t, &pod.host_ports);
-                if !room {
-                    return false;
-                }
-                let demand = demand_on(self.sim, claim.pool, fixed.as_ref(), &requests, t);
-                let alloc = t.allocatable();
-                let holds = alloc.holds(&demand);
-                if holds {
-                    raise(&mut headroom, alloc.left(&demand));
-                }
-                holds
-            })
-            .collect();
+            let room = pod_query.as_ref().is_none_or(|q| t.requirements.meets(q))
+                && topology_query
+                    .as_ref()
+                    .is_none_or(|q| t.requirements.meets(q))
+                && !claim.daemon_port_taken(self.sim, &t, &pod.host_ports);
+            if !room {
+                continue;
+            }
+            let demand = demand_on(self.sim, claim.pool, fixed.as_ref(), &requests, &t);
+            let alloc = t.allocatable();
+            if alloc.holds(&demand) {
+                raise(&mut headroom, alloc.left(&demand));
+                types.push(i);
+            }
+        }
         // A launched node checks no `minValues` (`ExistingNode.CanAdd`).
-        let offered = self.sim.offered(claim.pool);
-        let min_values_met = claim.launched.is_some()
-            || sim::unmet_min_values(&requirements, &types, offered).is_empty();
+        let min_values_met =
+            claim.launched.is_some() || !requirements.iter().any(|r| r.min_values().is_some()) || {
+                let kept: Vec<PoolType> = types.iter().map(|&i| pool.type_at(i as usize)).collect();
+                sim::unmet_min_values(&requirements, &kept, self.sim.offered(claim.pool)).is_empty()
+            };
         (!types.is_empty() && min_values_met).then_some(Joining {
             requirements,
             types,
@@ -1581,7 +1590,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         // The first refusal Karpenter's error shows: pools it skipped are not in it.
         let mut first = None;
         let mut meant = None;
-        let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
+        // The name a new NodeClaim would take, made when a pool gets that far.
+        let mut hostname = None;
         let mut placed = None;
         let tried = self.tried_pools(staged);
         // The pools before this one, which the pod is not tried on, were asked for `first`.
@@ -1645,9 +1655,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 }
                 continue;
             }
-            match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &hostname) {
+            let name = (hostname.get_or_insert_with(|| {
+                format!("hostname-placeholder-{:04}", self.claims.len() + 1)
+            }))
+            .clone();
+            match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &name) {
                 Ok((types, requirements)) => {
-                    self.open_claim(i, w, pod, (types, requirements), hostname);
+                    self.open_claim(i, w, pod, (types, requirements), name);
                     placed = Some(i);
                     break;
                 }
@@ -1780,8 +1794,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// are reckoned again, and whether a new NodeClaim may be made there
     /// ([`Batch::open_pools`]).
     fn limits_changed(&mut self, i: usize) {
-        self.within_remaining[i] = None;
+        let before = self.within_remaining[i].take();
         let open = self.sim.gate(i).is_none() && self.within_remaining(i);
+        let after = &self.within_remaining[i];
+        if before.as_ref().map(|(mask, _)| mask) != after.as_ref().map(|(mask, _)| mask) {
+            self.narrowed[i] += 1;
+        }
         let id = u32::try_from(i).unwrap_or(u32::MAX);
         match (open, self.open_pools.binary_search(&id)) {
             (true, Err(at)) => self.open_pools.insert(at, id),
@@ -1807,8 +1825,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     }
 
     /// What pool `i`'s types within what is left of its limits hold at most for the pods
-    /// of workload `w` at step `k` ([`TypeBound`]), reckoned once per change of the pool's
-    /// limits for all pods of the same shape.
+    /// of workload `w` at step `k` ([`TypeBound`]), reckoned once per change of the types
+    /// within the pool's limits ([`Batch::narrowed`]) for all pods of the same shape.
     fn type_bound(
         &mut self,
         i: usize,
@@ -1819,16 +1837,16 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let shape = self
             .shapes
             .id((w, k), &step.attempt.requirements, &pod.host_ports);
-        let spent = self.spent[i];
+        let narrowed = self.narrowed[i];
         if let Some((at, bound)) = self.bounds.get(&(i, shape))
-            && *at == spent
+            && *at == narrowed
         {
             return bound.clone();
         }
         let bound = self
             .sim
             .type_bound(i, &self.pod_data(i, pod, &step.attempt));
-        self.bounds.insert((i, shape), (spent, bound.clone()));
+        self.bounds.insert((i, shape), (narrowed, bound.clone()));
         bound
     }
 

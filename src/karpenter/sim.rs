@@ -662,9 +662,12 @@ impl<'a, 'c> Simulator<'a, 'c> {
         type_reqs: TypeRow,
         ports: &[HostPort],
     ) -> Option<HostPort> {
-        (self.daemon_ports_on_type(pool, type_reqs))
-            .find(|taken| ports.iter().any(|p| p.matches(taken)))
-            .cloned()
+        // Whether a DaemonSet runs on the type is a requirements match: asked only of the
+        // DaemonSets binding one of `ports` (none, mostly).
+        (self.overheads[pool].ports.iter())
+            .filter(|(_, taken)| ports.iter().any(|p| p.matches(taken)))
+            .find(|(reqs, _)| reqs.is_empty() || type_reqs.intersects_ok(reqs))
+            .map(|(_, taken)| taken.clone())
     }
 
     /// The host ports the DaemonSets that run on type `t` of pool `pool` bind.

@@ -574,6 +574,11 @@ fn arb_requirements() -> impl Strategy<Value = Requirements> {
     })
 }
 
+/// No requirement or one on a single key, so that requirements meet on it often.
+fn arb_on_one_key() -> impl Strategy<Value = Requirements> {
+    proptest::option::of(arb_composite()).prop_map(|r| r.into_iter().collect())
+}
+
 /// The labels of a few instance types, each `None` for a label the type lacks.
 type TypeLabels = Vec<std::collections::BTreeMap<&'static str, Option<&'static str>>>;
 
@@ -594,6 +599,29 @@ fn table_of(rows: &TypeLabels) -> TypeRows {
             .map(|r| r.iter().map(|(k, v)| (*k, *v)).collect())
             .collect(),
     )
+}
+
+proptest! {
+    /// A NodeClaim starts from its NodePool's requirements and narrows by those of every
+    /// pod that joins it; a pod that one such NodeClaim takes is never ruled out by its
+    /// NodePool's [`Requirements::may_intersect_ok`].
+    #[test]
+    fn a_pool_may_intersect_whatever_its_nodeclaims_take(
+        node in arb_on_one_key(),
+        joined in proptest::collection::vec(arb_on_one_key(), 0..3),
+        pod in arb_on_one_key(),
+    ) {
+        let mut claim = node.clone();
+        for other in &joined {
+            if !claim.intersects_ok(other) {
+                return Ok(());
+            }
+            claim.add_all(other);
+        }
+        if claim.intersects_ok(&pod) {
+            prop_assert!(node.may_intersect_ok(&pod), "{} then {:?} / {}", node, joined, pod);
+        }
+    }
 }
 
 proptest! {

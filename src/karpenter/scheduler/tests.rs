@@ -234,6 +234,31 @@ fn upstream_batches() {
     }
 }
 
+/// requirements.go `Intersects`: a pod's `DoesNotExist` never conflicts with a NodeClaim's
+/// `NotIn`, though it conflicts with the `Exists` of the NodePool the NodeClaim narrowed
+/// from (oracle scenario s20270136-1651): `addToInflightNode` puts the pod there.
+#[test]
+fn a_does_not_exist_pod_joins_a_nodeclaim_whose_exists_became_not_in() {
+    let yaml = format!(
+        "{}{}{}",
+        pool("p", "", "requirements: [{key: team, operator: Exists}]"),
+        deployment(
+            "first",
+            1,
+            "cpu: \"2\"",
+            "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: team, operator: NotIn, values: [green]}]}]}}}"
+        ),
+        deployment(
+            "second",
+            1,
+            "cpu: \"1\"",
+            "nodeSelector: {team: red}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: team, operator: In, values: [blue]}]}]}}}"
+        )
+    );
+    let p = Some("p".to_string());
+    assert_eq!(placed(&yaml), vec![vec![p.clone()], vec![p]]);
+}
+
 /// A DaemonSet that binds the pod's host port on every node of the only pool: the pod never
 /// schedules, with Karpenter's instance-type error ("should account for daemonset
 /// hostports").
