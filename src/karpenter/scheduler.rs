@@ -1590,8 +1590,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         // The first refusal Karpenter's error shows: pools it skipped are not in it.
         let mut first = None;
         let mut meant = None;
-        // The name a new NodeClaim would take, made when a pool gets that far.
-        let mut hostname = None;
+        let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         let mut placed = None;
         let tried = self.tried_pools(staged);
         // The pools before this one, which the pod is not tried on, were asked for `first`.
@@ -1655,13 +1654,9 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 }
                 continue;
             }
-            let name = (hostname.get_or_insert_with(|| {
-                format!("hostname-placeholder-{:04}", self.claims.len() + 1)
-            }))
-            .clone();
-            match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &name) {
+            match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &hostname) {
                 Ok((types, requirements)) => {
-                    self.open_claim(i, w, pod, (types, requirements), name);
+                    self.open_claim(i, w, pod, (types, requirements), hostname);
                     placed = Some(i);
                     break;
                 }
