@@ -284,9 +284,10 @@ impl Allocatable {
     pub fn holds(&self, demand: &Demand) -> bool {
         let fits = |i: usize| {
             let (has, asked) = (self.core[i], demand.core[i]);
-            has.as_millis() >= 0 && (asked.is_zero() || asked <= has)
+            asked.is_zero() || asked <= has
         };
-        fits(0)
+        !self.any_negative()
+            && fits(0)
             && fits(1)
             && fits(2)
             && fits(3)

@@ -939,6 +939,11 @@ impl Requirements {
         self.by_key.is_empty()
     }
 
+    /// Whether some requirement has `minValues` (`HasMinValues`).
+    pub fn has_min_values(&self) -> bool {
+        self.by_key.iter().any(|r| r.min_values().is_some())
+    }
+
     /// Karpenter's `Intersects` with `self` as the existing (NodePool) side: the first key, in
     /// sorted order, constrained by both sides with an empty intersection — except that two
     /// requirements both reading as `NotIn`/`DoesNotExist` never conflict.

@@ -944,7 +944,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             claim
                 .requirements
                 .add(Requirement::in_values(LABEL_CAPACITY_TYPE, [capacity_type]));
-            if claim.requirements.iter().any(|r| r.min_values().is_some()) {
+            if claim.requirements.has_min_values() {
                 claim.requirements = (claim.requirements.iter())
                     .map(|r| r.clone().with_min_values(None))
                     .collect();
@@ -1032,7 +1032,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let pool = &sim.pools[c.pool];
         let capacity_type = if c.allows_spot() { "spot" } else { "on-demand" };
         let types = || c.types.iter().map(|&i| pool.type_at(i as usize));
-        let has_min_values = c.requirements.iter().any(|r| r.min_values().is_some());
+        let has_min_values = c.requirements.has_min_values();
         let generic = || types().filter(|t| !is_exotic(t));
         if !has_min_values && generic().next().is_some() {
             return (self.launch_order).cheapest(pool, capacity_type, generic());
@@ -1534,11 +1534,10 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             }
         }
         // A launched node checks no `minValues` (`ExistingNode.CanAdd`).
-        let min_values_met =
-            claim.launched.is_some() || !requirements.iter().any(|r| r.min_values().is_some()) || {
-                let kept: Vec<PoolType> = types.iter().map(|&i| pool.type_at(i as usize)).collect();
-                sim::unmet_min_values(&requirements, &kept, self.sim.offered(claim.pool)).is_empty()
-            };
+        let min_values_met = claim.launched.is_some() || !requirements.has_min_values() || {
+            let kept: Vec<PoolType> = types.iter().map(|&i| pool.type_at(i as usize)).collect();
+            sim::unmet_min_values(&requirements, &kept, self.sim.offered(claim.pool)).is_empty()
+        };
         (!types.is_empty() && min_values_met).then_some(Joining {
             requirements,
             types,

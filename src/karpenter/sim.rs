@@ -235,7 +235,7 @@ fn gate(pool: &Pool, offered: Offered) -> Option<Failure> {
     if pool.usable_types().next().is_none() || !offered.allow(&[&pool.requirements]) {
         return Some(Failure::NoCompatibleInstanceTypes { min_values: false });
     }
-    let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
+    let min_values = pool.requirements.has_min_values();
     if min_values {
         let types: Vec<PoolType> = pool.usable_types().collect();
         if !unmet_min_values(&pool.requirements, &types, offered).is_empty() {
@@ -1069,7 +1069,7 @@ impl<'a, 'c> Simulator<'a, 'c> {
         let pod_reqs = &pod.attempt.requirements;
         // `minValues` counts every fitting type; otherwise the first one settles the verdict
         // (only `plan` wants them all counted).
-        let min_values = pool.requirements.iter().any(|r| r.min_values().is_some());
+        let min_values = pool.requirements.has_min_values();
         if !self.offered(i).allow(&[&pool.requirements, pod_reqs]) {
             return Err(Box::new(Failure::NoRequiredOffering {
                 requirements: Requirements::new(),
