@@ -230,7 +230,7 @@ impl FileSummary {
                 }
                 // Every source is parsed by the end of a pass that missed nothing, each by
                 // one cluster.
-                FileState::Unread | FileState::Partly(_) => {
+                FileState::Unread(_) | FileState::Partly(_) => {
                     s.read_errors.push(ReadError::NotRead {
                         name: src.name.clone(),
                     });

@@ -242,7 +242,13 @@ impl Stream<'_, '_, '_> {
             FileState::Partly(_) => Part::Streamed,
             _ => Part::All,
         };
-        let r = sources::read_and_parse(id, src, self.opts.max_file_size, part);
+        let r = match state {
+            FileState::Unread(Some(bytes)) => {
+                let bytes = std::mem::take(bytes).into();
+                Ok(sources::parse_bytes(id, src, bytes, part))
+            }
+            _ => sources::read_and_parse(id, src, self.opts.max_file_size, part),
+        };
         let missed = match (&r, part) {
             // The file can no longer be read, or is skipped whole (it grew too large or
             // turned binary), so its held part stands alone: the next attempt reads it whole.
@@ -261,7 +267,7 @@ impl Stream<'_, '_, '_> {
             }
             Err(e) => (Err(e), Vec::new()),
         };
-        *state = FileState::Done(merge(std::mem::replace(state, FileState::Unread), r));
+        *state = FileState::Done(merge(std::mem::replace(state, FileState::Unread(None)), r));
         Ok(objects)
     }
 }
