@@ -17,6 +17,7 @@
 //! [`MAX_BYTES`]. The caller then deserializes the document with serde-saphyr, so every
 //! value it cannot vouch for, and every message, is serde-saphyr's own.
 
+use super::fields::Recorded;
 use super::keys::{MapKeys, OpenKeys};
 use crate::model::de::span_hook;
 use granit_parser::{Event, Parser, ScalarStyle, Span, StrInput};
@@ -50,11 +51,12 @@ impl de::Error for Declined {
     }
 }
 
-/// Deserializes `text`, one YAML document whose root is a mapping, with `seed`.
+/// Deserializes `text`, one YAML document whose root is a mapping, with `seed`, and gives
+/// its events as well, recorded for the unknown-field walk.
 pub fn deserialize<'a, S: DeserializeSeed<'a>>(
     text: &'a str,
     seed: S,
-) -> Result<S::Value, Declined> {
+) -> Result<(S::Value, Recorded<'a>), Declined> {
     if text.len() > MAX_BYTES {
         return Err(Declined);
     }
@@ -63,6 +65,7 @@ pub fn deserialize<'a, S: DeserializeSeed<'a>>(
         peeked: None,
         depth: 0,
         keys: OpenKeys::default(),
+        record: Recorded::for_text(text.len()),
     };
     if !matches!(events.next()?.0, Event::StreamStart)
         || !matches!(events.next()?.0, Event::DocumentStart(_, None))
@@ -77,7 +80,7 @@ pub fn deserialize<'a, S: DeserializeSeed<'a>>(
     {
         return Err(Declined);
     }
-    Ok(value)
+    Ok((value, events.record))
 }
 
 struct Events<'a> {
@@ -87,6 +90,8 @@ struct Events<'a> {
     depth: usize,
     /// The keys of the open mappings, for the duplicate-key check.
     keys: OpenKeys<'a>,
+    /// Each event pulled.
+    record: Recorded<'a>,
 }
 
 impl<'a> Events<'a> {
@@ -106,7 +111,10 @@ impl<'a> Events<'a> {
 
     fn pull(&mut self) -> Result<(Event<'a>, Span), Declined> {
         match self.parser.next_event() {
-            Some(Ok(e)) => Ok(e),
+            Some(Ok((event, span))) => {
+                self.record.push(&event, &span);
+                Ok((event, span))
+            }
             _ => Err(Declined),
         }
     }

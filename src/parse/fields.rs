@@ -251,13 +251,49 @@ enum Expect<'r> {
 /// The walk stopped: the event parser failed, or the document ended early.
 struct Stop;
 
+/// A document's events as [`super::fast`] read them for the typed model, kept for the
+/// walk so that it need not read the text again.
+#[derive(Debug, Default)]
+pub struct Recorded<'a>(Vec<Ev<'a>>);
+
+impl<'a> Recorded<'a> {
+    /// Room for the events of a document of `bytes` bytes, about one per 16 bytes.
+    pub fn for_text(bytes: usize) -> Self {
+        Recorded(Vec::with_capacity(bytes / 16))
+    }
+
+    /// Records one event of the parser.
+    pub fn push(&mut self, event: &Event<'a>, span: &granit_parser::Span) {
+        if let Some(ev) = walked(event, span) {
+            self.0.push(ev);
+        }
+    }
+}
+
+/// An event of the parser as the walk reads it; `None` for those it passes over.
+fn walked<'a>(event: &Event<'a>, span: &granit_parser::Span) -> Option<Ev<'a>> {
+    Some(match event {
+        Event::Comment(..) | Event::Anchor(..) => return None,
+        Event::StreamStart | Event::DocumentStart(..) => return None,
+        Event::StreamEnd | Event::DocumentEnd => Ev::End,
+        Event::MappingStart(..) => Ev::MapStart,
+        Event::MappingEnd => Ev::MapEnd,
+        Event::SequenceStart(..) => Ev::SeqStart,
+        Event::SequenceEnd => Ev::SeqEnd,
+        Event::Scalar(value, ..) => Ev::Scalar(value.clone(), span.byte_range()),
+        _ => Ev::Other,
+    })
+}
+
 /// The unknown keys of one document, each with the index of the template it is under
-/// (0 for a whole object). `api_version` and `kind` name the object's root type.
+/// (0 for a whole object). `api_version` and `kind` name the object's root type. The walk
+/// reads the events `recorded` when the typed model's reading kept them, else the text.
 pub fn unknown_fields(
     text: &str,
     api_version: &str,
     kind: &str,
     entry: &Entry,
+    recorded: Option<Recorded<'_>>,
 ) -> Vec<(usize, UnknownField)> {
     let s = schemas();
     let route;
@@ -275,24 +311,34 @@ pub fn unknown_fields(
             Expect::Route(&route)
         }
     };
+    let walk = |source| {
+        let mut w = Walker {
+            s,
+            source,
+            path: Vec::new(),
+            types: Vec::new(),
+            template: 0,
+            base: 0,
+            out: Vec::new(),
+        };
+        match w.document(expect) {
+            Ok(()) => w.out,
+            Err(Stop) => Vec::new(),
+        }
+    };
     // A document in plain block style is read line by line (`block`), any other by the
     // event parser.
-    let source = match block::events(text) {
+    let read = || match block::events(text) {
         Some(events) => Source::Block(events.into_iter()),
         None => Source::Parser(Box::new(Parser::new(StrInput::new(text)))),
     };
-    let mut w = Walker {
-        s,
-        source,
-        path: Vec::new(),
-        types: Vec::new(),
-        template: 0,
-        base: 0,
-        out: Vec::new(),
-    };
-    match w.document(expect) {
-        Ok(()) => w.out,
-        Err(Stop) => Vec::new(),
+    match recorded {
+        Some(Recorded(events)) => {
+            let found = walk(Source::Block(events.into_iter()));
+            debug_assert_eq!(found, walk(read()), "the recorded events walk as the text");
+            found
+        }
+        None => walk(read()),
     }
 }
 
@@ -309,17 +355,9 @@ impl<'a> Source<'a> {
             Source::Block(events) => events.next(),
             Source::Parser(parser) => loop {
                 let (event, span) = parser.next_event()?.ok()?;
-                return Some(match event {
-                    Event::Comment(..) | Event::Anchor(..) => continue,
-                    Event::StreamStart | Event::DocumentStart(..) => continue,
-                    Event::StreamEnd | Event::DocumentEnd => Ev::End,
-                    Event::MappingStart(..) => Ev::MapStart,
-                    Event::MappingEnd => Ev::MapEnd,
-                    Event::SequenceStart(..) => Ev::SeqStart,
-                    Event::SequenceEnd => Ev::SeqEnd,
-                    Event::Scalar(value, ..) => Ev::Scalar(value, span.byte_range()),
-                    _ => Ev::Other,
-                });
+                if let Some(ev) = walked(&event, &span) {
+                    return Some(ev);
+                }
             },
         }
     }
@@ -564,7 +602,7 @@ mod tests {
     use super::*;
 
     fn fields(text: &str, api: &str, kind: &str) -> Vec<(String, String, Option<String>)> {
-        unknown_fields(text, api, kind, &Entry::Object)
+        unknown_fields(text, api, kind, &Entry::Object, None)
             .into_iter()
             .map(|(_, f)| {
                 let at = text[f.offset as usize..][..f.len as usize].to_string();
@@ -643,10 +681,11 @@ mod tests {
             "spec.workerGroupSpecs[0].template".into(),
             "spec.workerGroupSpecs[1].template".into(),
         ]);
-        let found: Vec<(usize, String)> = unknown_fields(yaml, "ray.io/v1", "RayCluster", &entry)
-            .into_iter()
-            .map(|(i, f)| (i, f.key.to_string()))
-            .collect();
+        let found: Vec<(usize, String)> =
+            unknown_fields(yaml, "ray.io/v1", "RayCluster", &entry, None)
+                .into_iter()
+                .map(|(i, f)| (i, f.key.to_string()))
+                .collect();
         assert_eq!(
             found,
             [

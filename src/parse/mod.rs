@@ -467,12 +467,12 @@ enum DocResult {
 }
 
 fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> DocResult {
-    let root = match deserialize(text, None, true) {
+    let root = match deserialize_recorded(text, None, true) {
         // An unmodelled kind: only the header is needed, and the assurance that the rest is
         // valid YAML; when in doubt, the whole document is deserialized for serde-saphyr's
         // own verdict.
-        Ok(DocRoot::Header(doc)) if skim::plainly_valid(text) => Ok(DocRoot::Map(doc)),
-        Ok(DocRoot::Header(_)) => deserialize(text, None, false),
+        Ok((DocRoot::Header(doc), _)) if skim::plainly_valid(text) => Ok((DocRoot::Map(doc), None)),
+        Ok((DocRoot::Header(_), _)) => deserialize_recorded(text, None, false),
         root => root,
     };
     match root {
@@ -480,14 +480,14 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
             Some(language) => DocResult::Template(offset, language),
             None => DocResult::Problem(unreadable(id, offset, text, context, p)),
         },
-        Ok(DocRoot::Null) => DocResult::Empty,
-        Ok(DocRoot::NotAMap) => DocResult::NotObject,
-        Ok(DocRoot::Map(doc) | DocRoot::Header(doc)) => {
-            let doc = if doc.needs_reparse {
+        Ok((DocRoot::Null, _)) => DocResult::Empty,
+        Ok((DocRoot::NotAMap, _)) => DocResult::NotObject,
+        Ok((DocRoot::Map(doc) | DocRoot::Header(doc), recorded)) => {
+            let (doc, recorded) = if doc.needs_reparse {
                 let kind = classify(&doc);
-                match deserialize(text, kind, false) {
-                    Ok(DocRoot::Map(d)) => d,
-                    Ok(_) => doc,
+                match deserialize_recorded(text, kind, false) {
+                    Ok((DocRoot::Map(d), recorded)) => (d, recorded),
+                    Ok(_) => (doc, recorded),
                     Err(p) => {
                         if let Some(language) = template_syntax_breaks(text) {
                             return DocResult::Template(offset, language);
@@ -496,7 +496,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                     }
                 }
             } else {
-                doc
+                (doc, recorded)
             };
             if doc.api_version.is_none() || doc.kind.is_none() {
                 return DocResult::NotObject;
@@ -520,13 +520,13 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
                     from.push(start..objects.len());
                 }
                 if !context {
-                    check_list_fields(text, kinds, &from, &mut objects);
+                    check_list_fields(text, kinds, &from, &mut objects, recorded);
                 }
                 count
             } else {
                 let count = into_objects(id, offset, doc, context, &mut objects);
                 if !context {
-                    check_fields(text, &mut objects);
+                    check_fields(text, &mut objects, recorded);
                 }
                 count
             };
@@ -568,7 +568,7 @@ fn parse_document(id: SourceId, offset: usize, text: &str, context: bool) -> Doc
 /// ([`fields`]): the whole object for the kinds with a schema, the pod templates of a
 /// workload CRD whose template is a plain `PodTemplateSpec` (not Knative's
 /// `RevisionTemplateSpec`).
-fn check_fields(text: &str, objects: &mut [Object]) {
+fn check_fields(text: &str, objects: &mut [Object], recorded: Option<fields::Recorded<'_>>) {
     use crate::model::crd::CrdKind;
     let Some(first) = objects.first() else { return };
     match first.kind {
@@ -586,7 +586,13 @@ fn check_fields(text: &str, objects: &mut [Object]) {
             }
             let paths = templates.iter().map(|(_, p)| p.clone()).collect();
             let (api, kind) = (first.api_version.clone(), first.kind_name.clone());
-            let found = fields::unknown_fields(text, &api, &kind, &fields::Entry::Templates(paths));
+            let found = fields::unknown_fields(
+                text,
+                &api,
+                &kind,
+                &fields::Entry::Templates(paths),
+                recorded,
+            );
             let mut per_object: Vec<Vec<crate::model::UnknownField>> =
                 vec![Vec::new(); objects.len()];
             for (t, f) in found {
@@ -602,7 +608,7 @@ fn check_fields(text: &str, objects: &mut [Object]) {
             && fields::schemas().checks(&first.api_version, &first.kind_name) =>
         {
             let (api, kind) = (first.api_version.clone(), first.kind_name.clone());
-            let found = fields::unknown_fields(text, &api, &kind, &fields::Entry::Object);
+            let found = fields::unknown_fields(text, &api, &kind, &fields::Entry::Object, recorded);
             objects[0].unknown_fields = found.into_iter().map(|(_, f)| f).collect();
         }
         _ => {}
@@ -623,6 +629,7 @@ fn check_list_fields(
     kinds: Vec<Option<(String, String)>>,
     from: &[std::ops::Range<usize>],
     objects: &mut [Object],
+    recorded: Option<fields::Recorded<'_>>,
 ) {
     let s = fields::schemas();
     let checked = |i: usize| {
@@ -637,7 +644,7 @@ fn check_list_fields(
     if !(0..kinds.len()).any(|i| checked(i).is_some()) {
         return;
     }
-    let found = fields::unknown_fields(text, "v1", "List", &fields::Entry::Items(kinds));
+    let found = fields::unknown_fields(text, "v1", "List", &fields::Entry::Items(kinds), recorded);
     let mut per_object: Vec<Vec<crate::model::UnknownField>> = vec![Vec::new(); objects.len()];
     for (i, f) in found {
         if let Some(at) = checked(i) {
@@ -806,9 +813,19 @@ struct DocError {
 /// Deserializes one document. With `header_only`, a document of an unmodelled kind comes
 /// back as [`DocRoot::Header`], read only as far as its header.
 fn deserialize(text: &str, preset: Option<Kind>, header_only: bool) -> Result<DocRoot, DocError> {
+    deserialize_recorded(text, preset, header_only).map(|(root, _)| root)
+}
+
+/// [`deserialize`], with the document's events when [`fast`] read it whole (for the
+/// unknown-field walk).
+fn deserialize_recorded(
+    text: &str,
+    preset: Option<Kind>,
+    header_only: bool,
+) -> Result<(DocRoot, Option<fields::Recorded<'_>>), DocError> {
     match deserialize_fast(text, preset, header_only) {
-        Some(root) => Ok(root),
-        None => deserialize_saphyr(text, preset, header_only),
+        Some(read) => Ok(read),
+        None => deserialize_saphyr(text, preset, header_only).map(|root| (root, None)),
     }
 }
 
@@ -826,9 +843,20 @@ fn deserialize_saphyr(
     .map_err(|e| to_doc_error(text, &e))
 }
 
-/// [`deserialize`] by [`fast`], when it reads the document with certainty.
-fn deserialize_fast(text: &str, preset: Option<Kind>, header_only: bool) -> Option<DocRoot> {
-    read_root(preset, header_only, |seed| fast::deserialize(text, seed)).ok()
+/// [`deserialize_recorded`] by [`fast`], when it reads the document with certainty.
+fn deserialize_fast(
+    text: &str,
+    preset: Option<Kind>,
+    header_only: bool,
+) -> Option<(DocRoot, Option<fields::Recorded<'_>>)> {
+    let mut recorded = None;
+    let root = read_root(preset, header_only, |seed| {
+        let (root, events) = fast::deserialize(text, seed)?;
+        recorded = Some(events);
+        Ok::<_, fast::Declined>(root)
+    })
+    .ok()?;
+    Some((root, recorded))
 }
 
 /// Runs `read`, one deserializer over a document, with the document seed, and gives the
@@ -860,7 +888,7 @@ fn read_root<E>(
 /// `header_only`) otherwise than serde-saphyr does, both readings.
 pub fn fast_disagrees(text: &str) -> Option<(String, String)> {
     [true, false].into_iter().find_map(|header_only| {
-        let fast = deserialize_fast(text, None, header_only)?;
+        let (fast, _) = deserialize_fast(text, None, header_only)?;
         let saphyr = deserialize_saphyr(text, None, header_only);
         let (fast, saphyr) = (
             format!("{:?}", Ok::<_, DocError>(fast)),
@@ -872,7 +900,10 @@ pub fn fast_disagrees(text: &str) -> Option<(String, String)> {
 
 /// For tests and benchmarks: whether [`fast`] reads `text` in full.
 pub fn fast_path_reads(text: &str) -> bool {
-    matches!(deserialize_fast(text, None, false), Some(DocRoot::Map(_)))
+    matches!(
+        deserialize_fast(text, None, false),
+        Some((DocRoot::Map(_), _))
+    )
 }
 
 fn to_doc_error(text: &str, e: &serde_saphyr::Error) -> DocError {
