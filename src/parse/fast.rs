@@ -110,11 +110,12 @@ impl<'a> Events<'a> {
     }
 
     fn pull(&mut self) -> Result<(Event<'a>, Span), Declined> {
-        match self.parser.next_event() {
-            Some(Ok((event, span))) => {
-                self.record.push(&event, &span);
-                Ok((event, span))
-            }
+        let next = self.parser.next_event();
+        if let Some(Ok((event, span))) = &next {
+            self.record.push(event, span);
+        }
+        match next {
+            Some(Ok(e)) => Ok(e),
             _ => Err(Declined),
         }
     }

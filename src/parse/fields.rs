@@ -5,22 +5,19 @@
 //! misspelt `taint:` leaves no trace in it. This pass reads the document once more, for its
 //! structure and every key with its exact bytes, and walks it against the schemas
 //! generated from Karpenter's CRDs and the `k8s.io/api` types (`data/schemas/fields.txt`,
-//! embedded). A document written in plain block style, as most manifests are, is read line
-//! by line ([`block`]); any other goes through the event parser serde-saphyr is built on
-//! (`granit_parser`, as [`super::skim`] does), which gives the same events at several times
-//! the cost. Only the documents of a kind with a schema pay for it: Karpenter's objects,
-//! the built-in workloads, and the pod templates of the workload CRDs.
+//! embedded). The walk reads the parser's events (`granit_parser`, which serde-saphyr is
+//! built on): those [`super::fast`] recorded while it read the typed model ([`Recorded`]),
+//! else, for a document serde-saphyr read, the event parser's over the text once more.
+//! Only the documents of a kind with a schema are walked: Karpenter's objects, the built-in
+//! workloads, and the pod templates of the workload CRDs.
 //!
 //! A map (`labels`, `limits`, `nodeSelector`) and a node that preserves unknown fields take
 //! any key; a merge key (`<<`), a strategic merge patch's `$` directive and an alias are not
 //! looked into. A document the event
 //! parser rejects yields nothing: serde-saphyr's verdict on it stands.
 
-mod block;
-
 use crate::model::UnknownField;
 use crate::model::de::Str;
-use block::Ev;
 use granit_parser::{Event, Parser, StrInput};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -251,6 +248,21 @@ enum Expect<'r> {
 /// The walk stopped: the event parser failed, or the document ended early.
 struct Stop;
 
+/// One event of a document, as the walk reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ev<'a> {
+    MapStart,
+    MapEnd,
+    SeqStart,
+    SeqEnd,
+    /// A scalar: its value and its bytes.
+    Scalar(Cow<'a, str>, Option<Range<usize>>),
+    /// A node the walk does not look into (an alias).
+    Other,
+    /// The end of the document.
+    End,
+}
+
 /// A document's events as [`super::fast`] read them for the typed model, kept for the
 /// walk so that it need not read the text again.
 #[derive(Debug, Default)]
@@ -326,15 +338,10 @@ pub fn unknown_fields(
             Err(Stop) => Vec::new(),
         }
     };
-    // A document in plain block style is read line by line (`block`), any other by the
-    // event parser.
-    let read = || match block::events(text) {
-        Some(events) => Source::Block(events.into_iter()),
-        None => Source::Parser(Box::new(Parser::new(StrInput::new(text)))),
-    };
+    let read = || Source::Parser(Box::new(Parser::new(StrInput::new(text))));
     match recorded {
         Some(Recorded(events)) => {
-            let found = walk(Source::Block(events.into_iter()));
+            let found = walk(Source::Recorded(events.into_iter()));
             debug_assert_eq!(found, walk(read()), "the recorded events walk as the text");
             found
         }
@@ -345,14 +352,14 @@ pub fn unknown_fields(
 /// Where the walk reads its events.
 enum Source<'a> {
     Parser(Box<Parser<'a, StrInput<'a>>>),
-    Block(std::vec::IntoIter<Ev<'a>>),
+    Recorded(std::vec::IntoIter<Ev<'a>>),
 }
 
 impl<'a> Source<'a> {
     /// The next event; `None` when the event parser failed.
     fn next(&mut self) -> Option<Ev<'a>> {
         match self {
-            Source::Block(events) => events.next(),
+            Source::Recorded(events) => events.next(),
             Source::Parser(parser) => loop {
                 let (event, span) = parser.next_event()?.ok()?;
                 if let Some(ev) = walked(&event, &span) {
