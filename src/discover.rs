@@ -37,6 +37,16 @@ pub enum Input {
     },
 }
 
+impl Input {
+    /// The file it names; `None` for standard input.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::Stdin => None,
+            Input::File { path, .. } | Input::Stream { path, .. } => Some(path),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum DiscoverError {
     #[error("{path}: no such file or directory")]
@@ -48,6 +58,18 @@ pub enum DiscoverError {
     #[error("invalid glob {glob:?}: {message}")]
     #[diagnostic(code(karplint::usage))]
     Glob { glob: String, message: String },
+}
+
+impl DiscoverError {
+    /// The path it concerns; `None` for a glob.
+    fn path(&self) -> Option<&Path> {
+        match self {
+            DiscoverError::Missing { path } | DiscoverError::Walk { path, .. } => {
+                Some(Path::new(path))
+            }
+            DiscoverError::Glob { .. } => None,
+        }
+    }
 }
 
 /// A path as an error or note names it: control characters written as `\u{XX}`, so that a
@@ -350,13 +372,13 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
         // A tree's ignore files apply whether or not it is a git checkout (an export, a
         // container build context): the same tree lints the same files.
         .require_git(false)
-        .follow_links(options.follow)
-        .sort_by_file_name(|a, b| a.cmp(b));
+        .follow_links(options.follow);
     let hidden = Arc::new(Mutex::new(Vec::new()));
     let (keep_filters, keep_hidden) = (filters.clone(), Arc::clone(&hidden));
     builder.filter_entry(move |e| keep(e, &keep_filters, options.hidden, &keep_hidden));
     // The directories entered, when ignore files may hide paths the excludes name.
     let mut entered = Vec::new();
+    let (first_input, first_error) = (out.inputs.len(), out.errors.len());
     for entry in builder.build() {
         match entry {
             Ok(e) => {
@@ -377,6 +399,11 @@ fn walk(root: &Path, context: bool, options: WalkOptions, filters: &Filters, out
             Err(e) => out.errors.push(walk_error(root, e)),
         }
     }
+    // In the order of a walk sorted by file name, directory by directory (which a path's
+    // order, component by component, is), sorted once rather than each directory's
+    // entries by a name worked out again at every comparison.
+    out.inputs[first_input..].sort_unstable_by(|a, b| walk_order(a.path(), b.path()));
+    out.errors[first_error..].sort_by(|a, b| walk_order(a.path(), b.path()));
     if ignore_files {
         note_excludes_of_ignored(&entered, filters);
     }
@@ -444,6 +471,25 @@ fn keep(
             .push(Hidden { path, dir });
     }
     false
+}
+
+/// The order of a walk sorted by file name, directory by directory: paths compared
+/// component by component, which is their bytes compared with a separator before any byte
+/// of a name (the paths of one walk are joined from its root, without `.` or `//`).
+fn walk_order(a: Option<&Path>, b: Option<&Path>) -> std::cmp::Ordering {
+    let (a, b) = (path_bytes(a), path_bytes(b));
+    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let next = |s: &[u8]| {
+        (s.get(common)).map(|&c| match std::path::is_separator(char::from(c)) {
+            true => 0,
+            false => u16::from(c) + 1,
+        })
+    };
+    next(a).cmp(&next(b))
+}
+
+fn path_bytes(p: Option<&Path>) -> &[u8] {
+    p.map_or(&[], |p| p.as_os_str().as_encoded_bytes())
 }
 
 /// A walk error as a [`DiscoverError`] naming the path it concerns.
@@ -682,6 +728,23 @@ mod tests {
                 proptest::prop_assert_eq!(rebuilt(&p), p.clone());
             }
             proptest::prop_assert!(is_normal(&rebuilt(&p)), "{:?}", rebuilt(&p));
+        }
+
+        /// Two paths of one walk come in the order of their components, each compared as
+        /// a name: the order of a walk sorted by file name in every directory.
+        #[test]
+        fn walk_order_is_the_order_of_the_components(
+            a in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "a.b", "a-b", "ab", "b", "A", "0", "a b"]),
+                1..5,
+            ),
+            b in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "a.b", "a-b", "ab", "b", "A", "0", "a b"]),
+                1..5,
+            ),
+        ) {
+            let (a, b) = (PathBuf::from(format!("root/{}", a.join("/"))), PathBuf::from(format!("root/{}", b.join("/"))));
+            proptest::prop_assert_eq!(walk_order(Some(&a), Some(&b)), a.cmp(&b));
         }
     }
 
