@@ -1494,7 +1494,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let topology = self
             .topology_requirements(w, step, owned, claim.pool, &requirements, &claim.hostname)
             .ok()?;
-        topology_fits(&requirements, &topology, pool.flavor, &pod.requests).ok()?;
+        let fits = topology_fits_ok(&requirements, &topology, pool.flavor);
+        debug_assert_eq!(
+            fits,
+            topology_fits(&requirements, &topology, pool.flavor, &pod.requests).is_ok()
+        );
+        if !fits {
+            return None;
+        }
         requirements.add_all(&topology);
         if !self.sim.offered(claim.pool).allow(&[&requirements]) {
             return None;
@@ -1976,6 +1983,22 @@ fn topology_fits(
         }));
     }
     Ok(())
+}
+
+/// Whether [`topology_fits`] passes, without building its failure. With no domain added,
+/// the requirements are checked against themselves.
+fn topology_fits_ok(
+    requirements: &Requirements,
+    topology: &Requirements,
+    flavor: super::requirements::LabelFlavor,
+) -> bool {
+    if topology.is_empty() {
+        return requirements.compatible_with_ok(requirements, flavor);
+    }
+    let mut with = requirements.clone();
+    with.add_all(topology);
+    requirements.compatible_with_ok(&with, flavor)
+        && !(topology.keys()).any(|k| with.get(k).is_some_and(|r| r.is_empty()))
 }
 
 /// The pods' shapes as a pool's instance types weigh them: their node requirements at a
