@@ -102,7 +102,7 @@ impl Check<'_> {
     /// The node affinity of a pod spec at `field`.
     fn node_affinity(&mut self, field: &str, spec: &PodSpec) {
         let na = &spec.affinity.node_affinity;
-        let field = format!("{field}.affinity.nodeAffinity");
+        let field = format_args!("{field}.affinity.nodeAffinity");
         if let Some(required) = &na.required {
             for (i, term) in required.node_selector_terms.iter().enumerate() {
                 for (j, e) in term.value.match_expressions.iter().enumerate() {
@@ -125,7 +125,7 @@ impl Check<'_> {
 
     fn tolerations(&mut self, field: &str, tolerations: &[Toleration]) {
         for (i, t) in tolerations.iter().enumerate() {
-            let path = format!("{field}.tolerations[{i}]");
+            let path = format_args!("{field}.tolerations[{i}]");
             if let Some(o) = &t.operator
                 && !matches!(o.value.as_str(), "" | "Equal" | "Exists")
             {
@@ -159,15 +159,21 @@ impl Check<'_> {
 
     /// Checks every value of the resource list at `field` (`field[key]`, as the API server
     /// names them).
-    fn map(&mut self, field: &str, m: &SpannedMap, sign: Sign) {
+    fn map(&mut self, field: &dyn Fn() -> String, m: &SpannedMap, sign: Sign) {
         for (k, v) in m.0.iter() {
-            self.value(&|| format!("{field}[{}]", excerpt(&k.value)), v, sign);
+            self.value(&|| format!("{}[{}]", field(), excerpt(&k.value)), v, sign);
         }
     }
 
-    fn resources(&mut self, field: &str, r: &Resources) {
-        self.map(&format!("{field}.requests"), &r.requests, Sign::NonNegative);
-        self.map(&format!("{field}.limits"), &r.limits, Sign::NonNegative);
+    /// The requests and limits of the resources at `field`.
+    fn resources(&mut self, field: &dyn Fn() -> String, r: &Resources) {
+        let requests = || format!("{}.requests", field());
+        self.map(&requests, &r.requests, Sign::NonNegative);
+        self.map(
+            &|| format!("{}.limits", field()),
+            &r.limits,
+            Sign::NonNegative,
+        );
     }
 
     fn pod_spec(&mut self, field: &str, spec: &PodSpec) {
@@ -177,17 +183,15 @@ impl Check<'_> {
         ] {
             for (i, c) in containers.iter().enumerate() {
                 if let Some(r) = &c.resources {
-                    self.resources(&format!("{field}.{list}[{i}].resources"), &r.value);
+                    let path = || format!("{field}.{list}[{i}].resources");
+                    self.resources(&path, &r.value);
                 }
             }
         }
-        self.map(
-            &format!("{field}.overhead"),
-            &spec.overhead,
-            Sign::NonNegative,
-        );
+        let overhead = || format!("{field}.overhead");
+        self.map(&overhead, &spec.overhead, Sign::NonNegative);
         if let Some(r) = &spec.resources {
-            self.resources(&format!("{field}.resources"), &r.value);
+            self.resources(&|| format!("{field}.resources"), &r.value);
         }
         self.node_affinity(field, spec);
         self.tolerations(field, &spec.tolerations);
@@ -245,16 +249,10 @@ impl Check<'_> {
     /// `kubeReserved`, `systemReserved` (Karpenter: "cannot be a negative resource
     /// quantity") and the eviction thresholds (a quantity or a percentage).
     fn kubelet(&mut self, field: &str, k: &Kubelet) {
-        self.map(
-            &format!("{field}.kubeReserved"),
-            &k.kube_reserved,
-            Sign::NonNegative,
-        );
-        self.map(
-            &format!("{field}.systemReserved"),
-            &k.system_reserved,
-            Sign::NonNegative,
-        );
+        let kube = || format!("{field}.kubeReserved");
+        self.map(&kube, &k.kube_reserved, Sign::NonNegative);
+        let system = || format!("{field}.systemReserved");
+        self.map(&system, &k.system_reserved, Sign::NonNegative);
         for (name, m) in [
             ("evictionHard", &k.eviction_hard),
             ("evictionSoft", &k.eviction_soft),
@@ -307,7 +305,7 @@ pub fn rejected_values(obj: &Object) -> Vec<RejectedValue> {
                 let containers = spec.containers.iter().chain(spec.init_containers.iter());
                 for (path, container) in part.container_paths.iter().zip(containers) {
                     if let Some(r) = &container.resources {
-                        c.resources(&format!("{path}.resources"), &r.value);
+                        c.resources(&|| format!("{path}.resources"), &r.value);
                     }
                 }
             }
@@ -321,31 +319,25 @@ pub fn rejected_values(obj: &Object) -> Vec<RejectedValue> {
         }
         Body::LimitRange(lr) => {
             for (i, item) in lr.limits.iter().enumerate() {
-                let field = format!("spec.limits[{i}]");
-                c.map(
-                    &format!("{field}.default"),
-                    &item.default,
-                    Sign::NonNegative,
-                );
-                let request = format!("{field}.defaultRequest");
+                let default = || format!("spec.limits[{i}].default");
+                c.map(&default, &item.default, Sign::NonNegative);
+                let request = || format!("spec.limits[{i}].defaultRequest");
                 c.map(&request, &item.default_request, Sign::NonNegative);
             }
         }
         Body::Node(n) => {
             c.taints("spec.taints", &n.spec.taints);
-            c.map("status.capacity", &n.status.capacity, Sign::NonNegative);
-            c.map(
-                "status.allocatable",
-                &n.status.allocatable,
-                Sign::NonNegative,
-            );
+            let capacity = || "status.capacity".to_string();
+            c.map(&capacity, &n.status.capacity, Sign::NonNegative);
+            let allocatable = || "status.allocatable".to_string();
+            c.map(&allocatable, &n.status.allocatable, Sign::NonNegative);
         }
         Body::NodePool(np) => {
             let (limits, kubelet) = match np.api {
                 KarpenterApi::V1alpha5 => ("spec.limits.resources", "spec.kubeletConfiguration"),
                 _ => ("spec.limits", "spec.template.spec.kubelet"),
             };
-            c.map(limits, &np.limits, Sign::Any);
+            c.map(&|| limits.to_string(), &np.limits, Sign::Any);
             if np.api == KarpenterApi::V1 {
                 let field = "spec.template.spec";
                 for (i, r) in np.requirements.iter().enumerate() {

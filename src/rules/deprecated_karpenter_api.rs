@@ -351,9 +351,9 @@ fn deprecated_keys(obj: &Object) -> Vec<DeprecatedKey> {
             ));
         }
     } else if let Some(spec) = obj.workload().and_then(|w| w.pod_spec()) {
-        let select = format!("select `{LABEL_NODEPOOL}` instead of `{LABEL_PROVISIONER_NAME}`");
+        let select = || format!("select `{LABEL_NODEPOOL}` instead of `{LABEL_PROVISIONER_NAME}`");
         if let Some((k, _)) = spec.node_selector.entry(LABEL_PROVISIONER_NAME) {
-            found.push(provisioner_name(obj.span(k), select.clone()));
+            found.push(provisioner_name(obj.span(k), select()));
         }
         let na = &spec.affinity.node_affinity;
         let terms = na
@@ -363,7 +363,7 @@ fn deprecated_keys(obj: &Object) -> Vec<DeprecatedKey> {
             .chain(na.preferred.iter().map(|p| &p.preference.value));
         for t in terms {
             if let Some(e) = provisioner_expression(&t.match_expressions) {
-                found.push(provisioner_name(obj.span(&e.key), select.clone()));
+                found.push(provisioner_name(obj.span(&e.key), select()));
             }
         }
     }

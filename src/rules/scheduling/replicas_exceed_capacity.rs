@@ -161,12 +161,12 @@ fn static_capacity_finding(obj: &Object, cx: &Context) -> Option<Finding> {
     {
         return None;
     }
-    let spec = w.pod_spec()?;
-    let why = static_only(obj, spec)?;
     let facts = &cx.cluster;
     if !facts.has_static_capacity() {
         return None;
     }
+    let spec = w.pod_spec()?;
+    let why = static_only(obj, spec)?;
     let labels = crate::karpenter::topology::pod_labels(obj);
     if facts
         .fargate_for(obj.effective_namespace(), |k| {
