@@ -1378,20 +1378,31 @@ fn output_over_input(
 ) -> Option<(PathBuf, String)> {
     for (_, dest) in dests {
         let Destination::File(p) = dest else { continue };
-        // A file that is not there yet is no input.
-        let Ok(out) = std::fs::canonicalize(p) else {
+        // A file that is not there yet is no input, and writing to what is not a regular
+        // file (`/dev/null`, a pipe) replaces none.
+        if !std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
             continue;
-        };
-        let input = sources.iter().find(|s| {
-            s.path()
-                .and_then(|sp| std::fs::canonicalize(sp).ok())
-                .is_some_and(|c| c == out)
-        });
+        }
+        let Some(out) = file_id(p) else { continue };
+        let input = (sources.iter()).find(|s| s.path().and_then(file_id).is_some_and(|i| i == out));
         if let Some(s) = input {
             return Some((p.clone(), s.name.clone()));
         }
     }
     None
+}
+
+/// What tells one file from another, whatever path names it (a link, another spelling):
+/// its device and inode, one `stat`; elsewhere its path with every link resolved.
+#[cfg(unix)]
+fn file_id(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p).ok()
 }
 
 /// `--statistics`' line on how the kustomization roots were had, when there were any.

@@ -230,6 +230,30 @@ fn output_refuses_to_overwrite_an_input() {
     assert!(dir.path().join("report.json").is_file());
 }
 
+#[cfg(unix)]
+#[test]
+fn output_refuses_a_hard_link_to_an_input_and_writes_to_a_device() {
+    let dir = tree();
+    std::fs::hard_link(dir.path().join("app.yaml"), dir.path().join("link.yaml")).expect("link");
+    let out = karplint(dir.path())
+        .args(["--format", "json", "--output", "link.yaml", "app.yaml"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("refusing to write"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.yaml")).unwrap(),
+        GOOD
+    );
+    // A device replaces no input.
+    let out = karplint(dir.path())
+        .args(["--format", "json", "--output", "/dev/null", "app.yaml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+}
+
 // --- config discovery stops at the repository root -----------------------------------------------
 
 #[test]

@@ -269,9 +269,10 @@ enum Ev<'a> {
 pub struct Recorded<'a>(Vec<Ev<'a>>);
 
 impl<'a> Recorded<'a> {
-    /// Room for the events of a document of `bytes` bytes, about one per 16 bytes.
+    /// Room for the events of a document of `bytes` bytes, about one per 16 bytes, up to
+    /// 4,096 at first (the reading may stop at the header of an unmodelled kind).
     pub fn for_text(bytes: usize) -> Self {
-        Recorded(Vec::with_capacity(bytes / 16))
+        Recorded(Vec::with_capacity((bytes / 16).min(1 << 12)))
     }
 
     /// Records one event of the parser.
