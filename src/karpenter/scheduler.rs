@@ -31,6 +31,7 @@ use crate::model::workload::{PodSpec, TopologySpreadConstraint};
 use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
 use refusals::Refusals;
+use room::{Room, Rooms, raise};
 use std::borrow::Cow;
 use std::sync::Arc;
 use topology::{Compat, GroupType, PodIdentity, Term, Topology};
@@ -39,6 +40,7 @@ mod existing;
 mod gosort;
 mod launched;
 mod refusals;
+mod room;
 mod topology;
 
 pub use existing::Existing;
@@ -58,7 +60,7 @@ pub struct PendingWorkload {
     requests: Requests,
     /// What its pod asks of each [`HEADROOM`] resource, in milli-units: what
     /// [`Batch::has_room_for`] compares, worked out once rather than for each NodeClaim.
-    room: [i128; HEADROOM.len()],
+    room: Room,
     host_ports: Vec<HostPort>,
     /// Shared with the batch's topology, which reads every workload's.
     identity: Arc<PodIdentity>,
@@ -345,7 +347,7 @@ impl Claim {
 
     /// The most cpu, memory and pods (milli-units) any of its types has left: a pod asking
     /// more cannot join, whatever else it asks (a full NodeClaim is passed over at once).
-    fn headroom(&self, sim: &Simulator) -> [i128; HEADROOM.len()] {
+    fn headroom(&self, sim: &Simulator) -> Room {
         let pool = &sim.pools[self.pool];
         let fixed = self.fixed_demand(sim, &self.requests);
         let mut most = [i128::MIN; HEADROOM.len()];
@@ -387,18 +389,6 @@ fn demand_on<'d>(
     t: &PoolType,
 ) -> Cow<'d, Demand> {
     fixed.map_or_else(|| Cow::Owned(sim.demand(pool, requests, t)), Cow::Borrowed)
-}
-
-/// Whether `left` leaves `need` of each [`HEADROOM`] resource.
-fn fits(need: &[i128; HEADROOM.len()], left: &[i128; HEADROOM.len()]) -> bool {
-    need.iter().zip(left).all(|(need, left)| need <= left)
-}
-
-/// Raises each of `most` to the matching value of `left`.
-fn raise(most: &mut [i128; HEADROOM.len()], left: [i128; HEADROOM.len()]) {
-    for (most, left) in most.iter_mut().zip(left) {
-        *most = (*most).max(left);
-    }
 }
 
 /// A pod's requirements, its tolerations, whether it tolerates `PreferNoSchedule` taints,
@@ -446,7 +436,7 @@ struct Joining {
     /// The types that still fit every pod on it, by catalog index.
     types: Vec<u32>,
     /// Its [`Claim::headroom`] once the pod is on it.
-    headroom: [i128; HEADROOM.len()],
+    headroom: Room,
 }
 
 /// The resources a NodeClaim's headroom tracks, as [`super::pool::Allocatable::left`] gives
@@ -616,7 +606,7 @@ struct Batch<'s, 'a, 'c> {
     /// passes over most NodeClaims on these alone, reading them rather than a whole
     /// NodeClaim.
     pool_of: Vec<u32>,
-    headroom: Vec<[i128; HEADROOM.len()]>,
+    rooms: Rooms,
     /// The NodeClaims in the order `Scheduler.add` last sorted them.
     order: Vec<usize>,
     /// Each NodeClaim's place in `order`.
@@ -660,17 +650,6 @@ struct Batch<'s, 'a, 'c> {
     topology_counts: bool,
     /// Per pool, its NodeClaims in the order they were made.
     claims_of: Vec<Vec<usize>>,
-    /// The pools with a NodeClaim, in the order their first was made.
-    pools_with_claims: Vec<usize>,
-    /// Per pool, the most any of its NodeClaims has left of each [`HEADROOM`] resource
-    /// (`None`: to be reckoned again, since one of them took a pod or launched): a pod
-    /// asking more passes over every NodeClaim of the pool at once.
-    pool_room: Vec<Option<[i128; HEADROOM.len()]>>,
-    /// Per pool, the room a pod last asked of its NodeClaims and those that have it, in the
-    /// order they were made (`None`: to be listed again, since one of them changed or a
-    /// NodeClaim was made): the queue is sorted by what pods request, so pods one after
-    /// another mostly ask the same room.
-    roomy: Vec<Option<([i128; HEADROOM.len()], Vec<usize>)>>,
     /// Per pool, what is left of its limits.
     remaining: Vec<ResourceList>,
     /// Per pool, which of its types are within what is left of its limits, and whether
@@ -688,6 +667,8 @@ struct Batch<'s, 'a, 'c> {
     /// ([`Batch::within_remaining`]). Every other pool refuses whatever the pod, and its
     /// refusal matters only to the pod's error ([`Batch::untried_refusal`]).
     open_pools: Vec<u32>,
+    /// Per pool, whether it is among `open_pools`.
+    is_open_pool: Vec<bool>,
     /// Per (workload, relaxation step), what each pool of [`PoolsFor::staged`] is known to
     /// decide of a new NodeClaim for its pods, with the pool's `spent` then: everything but
     /// topology depends on what is left of the pool's limits alone.
@@ -717,14 +698,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             sim,
             topology_counts,
             claims_of: vec![Vec::new(); sim.pools.len()],
-            pools_with_claims: Vec::new(),
-            pool_room: vec![None; sim.pools.len()],
-            roomy: vec![None; sim.pools.len()],
             topology,
             owned,
             claims: Vec::new(),
             pool_of: Vec::new(),
-            headroom: Vec::new(),
+            rooms: Rooms::new(sim.pools.len()),
             order: Vec::new(),
             position: Vec::new(),
             sorted: true,
@@ -741,6 +719,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             narrowed: vec![0; sim.pools.len()],
             spent: vec![0; sim.pools.len()],
             open_pools: Vec::new(),
+            is_open_pool: vec![false; sim.pools.len()],
             refused_new: fnv::FnvHashMap::default(),
             memo: OutcomeMemo::default(),
             bounds: fnv::FnvHashMap::default(),
@@ -770,6 +749,13 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         out: &mut [Vec<PodOutcome>],
         round: u32,
     ) -> usize {
+        let mut least = [i128::MAX; HEADROOM.len()];
+        for &(w, _) in queue.iter() {
+            for (least, room) in least.iter_mut().zip(workloads[w].room) {
+                *least = (*least).min(room);
+            }
+        }
+        self.rooms.start_round(least, &self.claims_of);
         let mut pushed_at = fnv::FnvHashMap::default();
         let mut placed = 0;
         while let Some(&(w, r)) = queue.front() {
@@ -961,8 +947,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             claim.launched = Some(seq);
             seq += 1;
             let (pool, headroom) = (claim.pool, claim.headroom(self.sim));
-            self.headroom[c] = headroom;
-            self.room_changed(pool);
+            self.rooms.set(c, pool, headroom);
         }
         // Existing nodes come first in the next round's order.
         self.sorted = false;
@@ -1197,42 +1182,17 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// ([`Batch::has_room_for`]), in `order`: `can_add` refuses the others at once, and goes
     /// on refusing them until they change.
     fn claims_with_room(&mut self, joinable: &[bool], pod: &PendingWorkload) -> Vec<usize> {
-        let mut claims = Vec::new();
-        for at in 0..self.pools_with_claims.len() {
-            let i = self.pools_with_claims[at];
-            if !joinable[i] || !fits(&pod.room, &self.pool_room(i)) {
-                continue;
-            }
-            if !matches!(&self.roomy[i], Some((room, _)) if *room == pod.room) {
-                let room = |&&c: &&usize| self.has_room_for(c, pod);
-                let roomy = self.claims_of[i].iter().filter(room).copied().collect();
-                self.roomy[i] = Some((pod.room, roomy));
-            }
-            if let Some((_, roomy)) = &self.roomy[i] {
-                claims.extend_from_slice(roomy);
-            }
-        }
+        let mut claims = self.rooms.with_room(joinable, &pod.room);
         claims.sort_unstable_by_key(|&c| self.position[c]);
+        #[cfg(debug_assertions)]
+        {
+            let mut all: Vec<usize> = (0..self.claims.len())
+                .filter(|&c| joinable[self.pool_of[c] as usize] && self.has_room_for(c, pod))
+                .collect();
+            all.sort_unstable_by_key(|&c| self.position[c]);
+            debug_assert_eq!(claims, all, "the NodeClaims with room");
+        }
         claims
-    }
-
-    /// One of pool `i`'s NodeClaims took a pod or launched: what its NodeClaims have room
-    /// for is to be reckoned again.
-    fn room_changed(&mut self, i: usize) {
-        self.pool_room[i] = None;
-        self.roomy[i] = None;
-    }
-
-    /// [`Batch::pool_room`] of pool `i`, reckoned again when due.
-    fn pool_room(&mut self, i: usize) -> [i128; HEADROOM.len()] {
-        let (claims, headroom) = (&self.claims_of[i], &self.headroom);
-        *self.pool_room[i].get_or_insert_with(|| {
-            let mut most = [i128::MIN; HEADROOM.len()];
-            for &c in claims {
-                raise(&mut most, headroom[c]);
-            }
-            most
-        })
     }
 
     /// `open`, a list of NodeClaims in `order` as it was when `changes` was `since` long,
@@ -1445,8 +1405,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         claim.ports.extend(pod.host_ports.iter().cloned());
         claim.workloads.push(w);
         let pool = claim.pool;
-        self.headroom[c] = headroom;
-        self.room_changed(pool);
+        self.rooms.set(c, pool, headroom);
         self.moved = self.sorted.then_some(c);
         self.sorted = false;
         self.changes.push(c);
@@ -1455,7 +1414,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
 
     /// Whether a pod of `pod` fits in what NodeClaim `c`'s roomiest types have left.
     fn has_room_for(&self, c: usize, pod: &PendingWorkload) -> bool {
-        fits(&pod.room, &self.headroom[c])
+        self.rooms.has(c, &pod.room)
     }
 
     /// `NodeClaim.CanAdd` on a planned NodeClaim: its taints, its requirements so far, the
@@ -1596,7 +1555,6 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         // The first refusal Karpenter's error shows: pools it skipped are not in it.
         let mut first = None;
         let mut meant = None;
-        let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
         let mut placed = None;
         let tried = self.tried_pools(staged);
         // The pools before this one, which the pod is not tried on, were asked for `first`.
@@ -1660,6 +1618,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 }
                 continue;
             }
+            // The NodeClaim it would be: `hostname-placeholder-NNNN`, numbered in the batch.
+            let hostname = format!("hostname-placeholder-{:04}", self.claims.len() + 1);
             match self.new_claim(i, w, pod, (step, owned, bound.as_ref()), &hostname) {
                 Ok((types, requirements)) => {
                     self.open_claim(i, w, pod, (types, requirements), hostname);
@@ -1694,7 +1654,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
     /// list is walked.
     fn tried_pools(&self, staged: &[u32]) -> Vec<(usize, usize)> {
         if staged.len() <= self.open_pools.len() {
-            let open = |(_, i): &(usize, &u32)| self.open_pools.binary_search(i).is_ok();
+            let open = |(_, i): &(usize, &u32)| self.is_open_pool[**i as usize];
             (staged.iter().enumerate())
                 .filter(open)
                 .map(|(at, &i)| (at, i as usize))
@@ -1774,20 +1734,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         claim.ports = pod.host_ports.clone();
         claim.workloads.push(w);
         self.order.push(self.claims.len());
-        if self.claims_of[i].is_empty() {
-            self.pools_with_claims.push(i);
-        }
         self.claims_of[i].push(self.claims.len());
         self.moved = self.sorted.then_some(self.claims.len());
         self.sorted = false;
         self.changes.push(self.claims.len());
         self.pool_of.push(i as u32);
-        let headroom = claim.headroom(self.sim);
-        if let Some(most) = &mut self.pool_room[i] {
-            raise(most, headroom);
-        }
-        self.roomy[i] = None;
-        self.headroom.push(headroom);
+        self.rooms.made(i, claim.headroom(self.sim));
         self.claims.push(claim);
     }
 
@@ -1801,6 +1753,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         if before.as_ref().map(|(mask, _)| mask) != after.as_ref().map(|(mask, _)| mask) {
             self.narrowed[i] += 1;
         }
+        self.is_open_pool[i] = open;
         let id = u32::try_from(i).unwrap_or(u32::MAX);
         match (open, self.open_pools.binary_search(&id)) {
             (true, Err(at)) => self.open_pools.insert(at, id),
