@@ -408,6 +408,8 @@ struct PoolsFor {
     /// Every other pool refuses it whatever its limits, and its refusal matters only to the
     /// pod's error ([`Batch::untried_refusal`]).
     staged: Box<[u32]>,
+    /// Per pool, its place in `staged` (`u32::MAX` when not there).
+    staged_at: Box<[u32]>,
 }
 
 /// The hash [`Batch::pools_for`] shares its lists by.
@@ -1346,11 +1348,19 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             let joinable = (sim.pools.iter())
                 .map(|p| tolerated(p) && p.requirements.may_intersect_ok(reqs))
                 .collect();
-            let staged = (0..sim.pools.len())
+            let staged: Box<[u32]> = (0..sim.pools.len())
                 .filter(|&i| sim.claim_stages_pass(i, &step.attempt, tolerations))
                 .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
                 .collect();
-            let pools = std::rc::Rc::new(PoolsFor { joinable, staged });
+            let mut staged_at = vec![u32::MAX; sim.pools.len()].into_boxed_slice();
+            for (at, &i) in (0..).zip(&staged) {
+                staged_at[i as usize] = at;
+            }
+            let pools = std::rc::Rc::new(PoolsFor {
+                joinable,
+                staged,
+                staged_at,
+            });
             bucket.push((reqs.clone(), tolerations.clone(), pns, pools.clone()));
             pools
         });
@@ -1556,7 +1566,7 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         let mut first = None;
         let mut meant = None;
         let mut placed = None;
-        let tried = self.tried_pools(staged);
+        let tried = self.tried_pools(&pools);
         // The pools before this one, which the pod is not tried on, were asked for `first`.
         let mut passed = 0;
         for &(at, i) in &tried {
@@ -1649,10 +1659,11 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
         Err(first.map(Box::new))
     }
 
-    /// The pools of `staged` a new NodeClaim may be made in ([`Batch::open_pools`]), in
+    /// The pools of `pools.staged` a new NodeClaim may be made in ([`Batch::open_pools`]), in
     /// order, each with its place in `staged`: the pools a pod is tried on. The shorter
     /// list is walked.
-    fn tried_pools(&self, staged: &[u32]) -> Vec<(usize, usize)> {
+    fn tried_pools(&self, pools: &PoolsFor) -> Vec<(usize, usize)> {
+        let staged = &pools.staged;
         if staged.len() <= self.open_pools.len() {
             let open = |(_, i): &(usize, &u32)| self.is_open_pool[**i as usize];
             (staged.iter().enumerate())
@@ -1661,7 +1672,8 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
                 .collect()
         } else {
             (self.open_pools.iter())
-                .filter_map(|&i| Some((staged.binary_search(&i).ok()?, i as usize)))
+                .filter(|&&i| pools.staged_at[i as usize] != u32::MAX)
+                .map(|&i| (pools.staged_at[i as usize] as usize, i as usize))
                 .collect()
         }
     }
