@@ -604,9 +604,9 @@ struct Batch<'s, 'a, 'c> {
     /// The groups each (workload, relaxation step) owns, once made.
     owned: fnv::FnvHashMap<(usize, usize), Vec<usize>>,
     claims: Vec<Claim>,
-    /// Each NodeClaim's pool and [`Claim::headroom`], apart from the NodeClaims: a pod
-    /// passes over most NodeClaims on these alone, reading them rather than a whole
-    /// NodeClaim.
+    /// Each NodeClaim's pool, and in `rooms` its [`Claim::headroom`], apart from the
+    /// NodeClaims: a pod passes over most NodeClaims on these alone, reading them rather
+    /// than a whole NodeClaim.
     pool_of: Vec<u32>,
     rooms: Rooms,
     /// The NodeClaims in the order `Scheduler.add` last sorted them.
