@@ -57,9 +57,19 @@ impl<'a> Index<'a> {
     }
 
     /// The objects defined more than once in the run: each group's definitions in run order
-    /// (held ones and copies alike), groups in the order of their first definition.
-    pub fn recurring(&self) -> impl Iterator<Item = Vec<&'a Object>> + '_ {
-        (self.recurring.iter()).map(|g| g.iter().map(|&i| &self.objects[i]).collect())
+    /// (held ones and copies alike), groups in the order of their first definition. Each
+    /// definition comes with whether it is an identical copy of the group's first
+    /// ([`fingerprint`]).
+    pub fn recurring(&self) -> impl Iterator<Item = Vec<(&'a Object, bool)>> + '_ {
+        (self.recurring.iter()).map(|g| {
+            let copy_of_first = |i: usize| {
+                (self.copies.binary_search_by_key(&i, |&(_, c)| c))
+                    .is_ok_and(|at| self.copies[at].0 == g[0])
+            };
+            g.iter()
+                .map(|&i| (&self.objects[i], copy_of_first(i)))
+                .collect()
+        })
     }
 
     /// The definitions left out as identical copies, each with the one held.

@@ -202,9 +202,13 @@ pub(super) fn add_kustomized(
 ) -> Vec<(usize, crate::kustomize::remap::RenderMap)> {
     if !plan.transforms.is_empty() {
         let normal = crate::discover::Normal::here();
+        // Hashed: a tree map compares paths component by component, once per level.
+        let transforms: std::collections::HashMap<&std::path::Path, _> = (plan.transforms.iter())
+            .map(|(file, t)| (file.as_path(), t))
+            .collect();
         for src in sources.iter_mut() {
             let key = src.path().map(|p| normal.of(p));
-            src.kustomized = key.and_then(|k| plan.transforms.get(&k).cloned());
+            src.kustomized = key.and_then(|k| transforms.get(k.as_path()).copied().cloned());
         }
     }
     let mut maps = Vec::new();

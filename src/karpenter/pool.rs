@@ -278,21 +278,16 @@ impl Allocatable {
         self.core.iter().any(|q| q.as_millis() < 0)
     }
 
-    /// Whether `demand` fits, as [`Demand::of`] sums it: each resource it asks for is zero
-    /// or at most what the type has (`resources.Fits`).
+    /// Whether `demand` fits, as [`Demand::of`] sums it: no resource of the type is
+    /// negative ([`Allocatable::any_negative`]), and each resource it asks for is zero or at
+    /// most what the type has (`resources.Fits`).
     #[inline]
     pub fn holds(&self, demand: &Demand) -> bool {
-        let fits = |i: usize| {
-            let (has, asked) = (self.core[i], demand.core[i]);
-            asked.is_zero() || asked <= has
-        };
-        !self.any_negative()
-            && fits(0)
-            && fits(1)
-            && fits(2)
-            && fits(3)
-            && (demand.extended.iter())
-                .all(|(k, asked)| asked.is_zero() || *asked <= self.extended.get_or_zero(k))
+        (self.core.iter().zip(&demand.core)).all(|(has, asked)| {
+            let (has, asked) = (has.as_millis(), asked.as_millis());
+            has >= 0 && (asked == 0 || asked <= has)
+        }) && (demand.extended.iter())
+            .all(|(k, asked)| asked.is_zero() || *asked <= self.extended.get_or_zero(k))
     }
 
     /// What is left of cpu, memory and pods once `demand` is placed, in milli-units
@@ -301,6 +296,12 @@ impl Allocatable {
     pub fn left(&self, demand: &Demand) -> [i128; 3] {
         let left = |i: usize| self.core[i].as_millis() - demand.core[i].as_millis();
         [left(0), left(1), left(2)]
+    }
+
+    /// [`Allocatable::left`] when `demand` fits ([`Allocatable::holds`]).
+    #[inline]
+    pub fn left_after(&self, demand: &Demand) -> Option<[i128; 3]> {
+        self.holds(demand).then(|| self.left(demand))
     }
 
     /// The full list, for messages.

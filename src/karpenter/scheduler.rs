@@ -1502,10 +1502,12 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if !room {
                 continue;
             }
-            let demand = demand_on(self.sim, claim.pool, fixed.as_ref(), &requests, &t);
-            let alloc = t.allocatable();
-            if alloc.holds(&demand) {
-                raise(&mut headroom, alloc.left(&demand));
+            let left = match &fixed {
+                Some(demand) => t.allocatable().left_after(demand),
+                None => (t.allocatable()).left_after(&self.sim.demand(claim.pool, &requests, &t)),
+            };
+            if let Some(left) = left {
+                raise(&mut headroom, left);
                 types.push(i);
             }
         }

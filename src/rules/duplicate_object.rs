@@ -10,7 +10,7 @@ use super::{Context, Rule};
 use crate::diagnostic::Finding;
 use crate::facts::Workloads;
 use crate::model::Object;
-use crate::model::identity::{cluster_scoped, fingerprint};
+use crate::model::identity::cluster_scoped;
 
 declare_rule!(
     DuplicateObject,
@@ -28,15 +28,15 @@ impl Rule for DuplicateObject {
 }
 
 /// The pairs (first definition, later definition that differs from it) of a group of
-/// definitions of one object, in run order, where the later one is linted (context
+/// definitions of one object, in run order, each with whether it is an identical copy of
+/// the first ([`crate::index::Index::recurring`]), where the later one is linted (context
 /// objects are never reported on).
-fn differing<'a>(group: &[&'a Object]) -> impl Iterator<Item = (&'a Object, &'a Object)> {
-    let first = group[0];
-    let print = fingerprint(first);
+fn differing<'a>(group: &[(&'a Object, bool)]) -> impl Iterator<Item = (&'a Object, &'a Object)> {
+    let first = group[0].0;
     group[1..]
         .iter()
-        .filter(move |o| fingerprint(o) != print)
-        .filter_map(move |&o| match (o.context, first.context) {
+        .filter(|(_, copy_of_first)| !copy_of_first)
+        .filter_map(move |&(o, _)| match (o.context, first.context) {
             (false, _) => Some((first, o)),
             (true, false) => Some((o, first)),
             (true, true) => None,
