@@ -22,7 +22,7 @@
 //! offerings' availability and reserved capacity.
 
 use super::pod::{self, Attempt, HostPort, Requests};
-use super::pool::{Demand, Pool, PoolType};
+use super::pool::{Allocatable, Demand, Pool, PoolType};
 use super::preferences::{Relaxable, Relaxation};
 use super::requirements::{LABEL_CAPACITY_TYPE, LABEL_ZONE, Requirement, Requirements};
 use super::sim::{self, Failure, OutcomeMemo, PodData, Simulator, TypeBound};
@@ -32,7 +32,6 @@ use crate::model::{Kind, Object};
 use crate::quantity::{Quantity, ResourceList};
 use refusals::Refusals;
 use room::{Room, Rooms, raise};
-use std::borrow::Cow;
 use std::sync::Arc;
 use topology::{Compat, GroupType, PodIdentity, Term, Topology};
 
@@ -353,8 +352,15 @@ impl Claim {
         let mut most = [i128::MIN; HEADROOM.len()];
         for &i in &self.types {
             let t = pool.type_at(i as usize);
-            let demand = demand_on(sim, self.pool, fixed.as_ref(), &self.requests, &t);
-            raise(&mut most, t.allocatable().left(&demand));
+            let left = with_demand(
+                sim,
+                self.pool,
+                fixed.as_ref(),
+                &self.requests,
+                &t,
+                |a, d| a.left(d),
+            );
+            raise(&mut most, left);
         }
         most
     }
@@ -378,17 +384,23 @@ impl Claim {
     }
 }
 
-/// What `requests` and the DaemonSet overhead ask of type `t` of pool `pool`: `fixed`, when
-/// the overhead is the same on each of the pool's types ([`Simulator::fixed_overhead`]).
+/// `f` on type `t`'s allocatable and what `requests` and the DaemonSet overhead ask of it
+/// in pool `pool`: `fixed`, when the overhead is the same on each of the pool's types
+/// ([`Simulator::fixed_overhead`]), borrowed for every type.
 #[inline]
-fn demand_on<'d>(
+fn with_demand<R>(
     sim: &Simulator,
     pool: usize,
-    fixed: Option<&'d Demand>,
+    fixed: Option<&Demand>,
     requests: &ResourceList,
     t: &PoolType,
-) -> Cow<'d, Demand> {
-    fixed.map_or_else(|| Cow::Owned(sim.demand(pool, requests, t)), Cow::Borrowed)
+    f: impl FnOnce(&Allocatable, &Demand) -> R,
+) -> R {
+    let alloc = t.allocatable();
+    match fixed {
+        Some(demand) => f(alloc, demand),
+        None => f(alloc, &sim.demand(pool, requests, t)),
+    }
 }
 
 /// A pod's requirements, its tolerations, whether it tolerates `PreferNoSchedule` taints,
@@ -1502,10 +1514,14 @@ impl<'s, 'a, 'c> Batch<'s, 'a, 'c> {
             if !room {
                 continue;
             }
-            let left = match &fixed {
-                Some(demand) => t.allocatable().left_after(demand),
-                None => (t.allocatable()).left_after(&self.sim.demand(claim.pool, &requests, &t)),
-            };
+            let left = with_demand(
+                self.sim,
+                claim.pool,
+                fixed.as_ref(),
+                &requests,
+                &t,
+                |a, d| a.left_after(d),
+            );
             if let Some(left) = left {
                 raise(&mut headroom, left);
                 types.push(i);
