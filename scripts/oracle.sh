@@ -10,6 +10,7 @@
 #                     [--min-agreement-final P] [--min-agreement-lint P]
 #                     [--min-agreement-catalog P] [--static-nodes P]
 #                     [--scenarios-dir DIR] [--catalog FILE] [--karplint-types] [--jobs J]
+#                     [--karplint BIN]
 #
 # --out DIR            where disagreeing scenarios are written (default target/oracle/disagreements);
 #                      replay one with `target/oracle/oracle replay --karplint target/release/karplint DIR/NAME`
@@ -23,6 +24,8 @@
 # --catalog FILE       give every NodePool this catalog instead of the provider's types (nothing compared)
 # --karplint-types     Karpenter schedules with karplint's export instead of the provider's types
 #                      (they are still compared)
+# --karplint BIN       compare this karplint binary instead of building target/release/karplint
+#                      (CI gives the one `cargo test` built, which saves a second build)
 #
 # Exits 0 when it ran, whatever the agreement (unless a --min-agreement* gate is not met). When Go is
 # not installed it prints why and exits 0, or 1 under CI=true, where a skipped oracle would
@@ -31,7 +34,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 count="" seed="" out="" min="" minfinal="" minlint="" mincatalog=100 static="" dir="" catalog="" jobs=2
-karplinttypes=""
+karplinttypes="" karplint=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scenarios) count="$2"; shift 2 ;;
@@ -46,7 +49,8 @@ while [[ $# -gt 0 ]]; do
     --scenarios-dir) dir="$2"; shift 2 ;;
     --catalog) catalog="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --karplint) karplint="$2"; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "oracle.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -74,9 +78,14 @@ work="$root/target/oracle"
 out="${out:-$work/disagreements}"
 mkdir -p "$work"
 
-echo "== cargo build --release"
-(cd "$root" && cargo build --release --quiet)
-karplint="$root/target/release/karplint"
+if [[ -z "$karplint" ]]; then
+  echo "== cargo build --release"
+  (cd "$root" && cargo build --release --quiet)
+  karplint="$root/target/release/karplint"
+elif [[ ! -x "$karplint" ]]; then
+  echo "oracle.sh: --karplint $karplint is not an executable file" >&2
+  exit 2
+fi
 
 echo "== go build oracle ($(cd "$root/oracle" && go version))"
 (cd "$root/oracle" && go build -o "$work/oracle" .)
