@@ -811,4 +811,11 @@ proptest! {
             prop_assert!(samples().iter().all(|v| !a.has(v)));
         }
     }
+
+    /// The short-string search `labelHint` uses agrees with `str::contains`, over label-like
+    /// strings of a small alphabet where matches and near-matches are frequent.
+    #[test]
+    fn holds_is_str_contains(hay in "[a-c/.]{0,12}", needle in "[a-c/.]{0,4}") {
+        prop_assert_eq!(super::holds(&hay, &needle), hay.contains(needle.as_str()));
+    }
 }

@@ -204,15 +204,15 @@ impl Failure {
         self.message_on(nodepool, KarpenterVersion::NEWEST)
     }
 
-    /// Karpenter `version`'s own words for the failure of NodePool `nodepool`
-    /// (karpenter-model §3.3); a limit the replicas exceed adds the numbers Karpenter leaves out.
-    /// Requirements print their bounds as `version` does ([`KarpenterVersion::inclusive_bounds`]),
-    /// and an instance-type filter error is shaped as `version` shapes it
-    /// ([`KarpenterVersion::filter_reason_first`]).
     /// [`Failure::message_on`] without NodePool `nodepool`'s name (in its
     /// `karpenter.sh/nodepool In [name]` requirement and in the limits message): equal for
-    /// NodePools that refuse a pod in the same words.
+    /// NodePools that refuse a pod in the same words. A message that does not hold the name
+    /// at all is returned as it is, without building the requirement to replace.
     pub fn nameless_message(&self, nodepool: &str, version: KarpenterVersion) -> String {
+        let message = self.message_on("", version);
+        if nodepool.is_empty() || !message.contains(nodepool) {
+            return message;
+        }
         let own = |name: &str| {
             super::super::requirements::Requirement::in_values(
                 super::super::requirements::LABEL_NODEPOOL,
@@ -220,10 +220,14 @@ impl Failure {
             )
             .to_string_on(version)
         };
-        self.message_on("", version)
-            .replace(&own(nodepool), &own(""))
+        message.replace(&own(nodepool), &own(""))
     }
 
+    /// Karpenter `version`'s own words for the failure of NodePool `nodepool`
+    /// (karpenter-model §3.3); a limit the replicas exceed adds the numbers Karpenter leaves out.
+    /// Requirements print their bounds as `version` does ([`KarpenterVersion::inclusive_bounds`]),
+    /// and an instance-type filter error is shaped as `version` shapes it
+    /// ([`KarpenterVersion::filter_reason_first`]).
     pub fn message_on(&self, nodepool: &str, version: KarpenterVersion) -> String {
         let filter_error = |reason: &str, requirements: &Requirements, requests: &ResourceList| {
             let requirements = requirements.to_string_on(version);
