@@ -230,6 +230,7 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
     let (inputs, hidden, mut read_errors) = (found.inputs, found.hidden, found.read_errors);
     let (inputs, kustomized) = kustomize_inputs(opts, inputs, found.named_only)?;
     let render_counts = kustomized.plan.counts;
+    timings.mark("discover files, plan kustomizations");
     if render_counts != Default::default() {
         timings.mark(&format!(
             "kustomize: {} rendered, {} from the cache, {} not rendered (no named file feeds them)",
