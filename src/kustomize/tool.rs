@@ -433,6 +433,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Running {
     next: u64,
     children: Vec<(u64, Arc<Mutex<Child>>, PathBuf)>,
+    /// A signal is ending karplint.
+    ending: bool,
 }
 
 fn running() -> &'static Registry {
@@ -443,27 +445,56 @@ fn running() -> &'static Registry {
 struct Registry(Mutex<Running>);
 
 impl Registry {
+    /// Registers a running build. Once a signal is ending karplint, the build is killed,
+    /// its directory removed, and the thread waits for the end.
     fn register(&self, child: Arc<Mutex<Child>>, dir: &Path) -> u64 {
         let mut r = lock(&self.0);
+        if r.ending {
+            kill(&child, dir);
+            wait_for_the_end(r);
+        }
         r.next += 1;
         let id = r.next;
         r.children.push((id, child, dir.to_path_buf()));
         id
     }
 
+    /// Forgets a build that has ended. When a signal killed it, the thread waits for the
+    /// signal's end of karplint instead of going on as if the build had failed: the run
+    /// would otherwise finish, and could exit 0, before the signal's thread ends it.
     fn unregister(&self, id: u64) {
-        lock(&self.0).children.retain(|(i, _, _)| *i != id);
+        let mut r = lock(&self.0);
+        r.children.retain(|(i, _, _)| *i != id);
+        if r.ending {
+            wait_for_the_end(r);
+        }
     }
 
-    /// Kills every running build and removes its directory.
+    /// Kills every running build and removes its directory; builds that start or end from
+    /// now on wait for the end ([`Registry::register`], [`Registry::unregister`]).
     fn kill_all(&self) {
-        let r = lock(&self.0);
+        let mut r = lock(&self.0);
+        r.ending = true;
         for (_, child, dir) in &r.children {
-            let mut c = lock(child);
-            let _ = c.kill();
-            let _ = c.wait();
-            let _ = std::fs::remove_dir_all(dir);
+            kill(child, dir);
         }
+    }
+}
+
+/// Kills a build and removes its temporary directory.
+fn kill(child: &Mutex<Child>, dir: &Path) {
+    let mut c = lock(child);
+    let _ = c.kill();
+    let _ = c.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Releases the registry and parks the calling thread for good: the signal's thread is
+/// ending the process.
+fn wait_for_the_end(r: std::sync::MutexGuard<'_, Running>) -> ! {
+    drop(r);
+    loop {
+        std::thread::park();
     }
 }
 
