@@ -599,6 +599,8 @@ fn timings_go_to_stderr_and_leave_the_report_alone() {
     assert_eq!(plain.status.code(), timed.status.code());
     let stderr = String::from_utf8_lossy(&timed.stderr);
     for phase in [
+        "discover files",
+        "kustomize: 0 rendered, 0 from the cache, 0 not rendered (no named file feeds them)",
         "cluster phase: read + parse held documents",
         "cluster phase: index + simulator",
         "workload phase",

@@ -227,16 +227,14 @@ pub fn lint(opts: &LintOptions, stdin: &mut dyn std::io::Read) -> Result<Outcome
         .transpose()?;
     let catalog: &Catalog = loaded.as_ref().unwrap_or_else(|| Catalog::builtin());
     let found = discover_inputs(opts)?;
+    timings.mark("discover files");
     let (inputs, hidden, mut read_errors) = (found.inputs, found.hidden, found.read_errors);
     let (inputs, kustomized) = kustomize_inputs(opts, inputs, found.named_only)?;
     let render_counts = kustomized.plan.counts;
-    timings.mark("discover files, plan kustomizations");
-    if render_counts != Default::default() {
-        timings.mark(&format!(
-            "kustomize: {} rendered, {} from the cache, {} not rendered (no named file feeds them)",
-            render_counts.rendered, render_counts.cached, render_counts.not_fed
-        ));
-    }
+    timings.mark(&format!(
+        "kustomize: {} rendered, {} from the cache, {} not rendered (no named file feeds them)",
+        render_counts.rendered, render_counts.cached, render_counts.not_fed
+    ));
     if kustomized.plan.deadline_missed > 0 {
         read_errors.push(ReadError::RenderDeadline {
             roots: kustomized.plan.deadline_missed,
