@@ -455,7 +455,7 @@ fn kustomize_inputs(
     let candidates: Vec<crate::kustomize::Candidate> = (inputs.iter())
         .filter_map(|i| match i {
             Input::File { path, context } => Some(crate::kustomize::Candidate {
-                path: path.clone(),
+                path,
                 context: *context,
             }),
             _ => None,
@@ -463,7 +463,7 @@ fn kustomize_inputs(
         .collect();
     if !candidates
         .iter()
-        .any(|c| crate::kustomize::is_kustomization(&c.path))
+        .any(|c| crate::kustomize::is_kustomization(c.path))
     {
         return Ok((inputs, Kustomized::default()));
     }
@@ -485,15 +485,21 @@ fn kustomize_inputs(
     let notes = (std::mem::take(&mut plan.notes).into_iter())
         .map(|n| crate::report::Note::new("kustomize", n))
         .collect();
-    let normal = discover::Normal::here();
-    let inputs = (inputs.into_iter())
-        .filter(|i| match i {
-            Input::File { path, .. } if !plan.replaced.is_empty() => {
-                !plan.replaced.contains(&normal.of(path))
+    let mut inputs = inputs;
+    if !plan.replaced.is_empty() {
+        // A path is normalised only when its file's name is one of a replaced file's (a
+        // normal path ends with the same name as the path it was made from).
+        let names: std::collections::HashSet<&std::ffi::OsStr> =
+            plan.replaced.iter().filter_map(|p| p.file_name()).collect();
+        let normal = discover::Normal::here();
+        inputs.retain(|i| match i {
+            Input::File { path, .. } => {
+                path.file_name().is_some_and(|n| !names.contains(n))
+                    || !plan.replaced.contains(&normal.of(path))
             }
             _ => true,
-        })
-        .collect();
+        });
+    }
     Ok((inputs, Kustomized { plan, notes }))
 }
 

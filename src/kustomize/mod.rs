@@ -233,9 +233,9 @@ struct Dir {
 }
 
 /// A discovered file, as the planner sees it.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    pub path: PathBuf,
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'p> {
+    pub path: &'p Path,
     pub context: bool,
 }
 
@@ -423,7 +423,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(300);
 /// rendered; with `fed_only` (files named one by one), a root no linted file feeds is
 /// rendered only from the cache.
 pub fn plan(
-    files: &[Candidate],
+    files: &[Candidate<'_>],
     mode: Mode,
     tool: Option<Tool>,
     limits: Limits,
@@ -431,11 +431,15 @@ pub fn plan(
     cache: Option<&Cache>,
     fed_only: bool,
 ) -> Result<Plan, KustomizeError> {
-    let dirs: BTreeMap<PathBuf, Dir> = files
-        .iter()
-        .filter(|f| is_kustomization(&f.path))
-        .filter_map(|f| Some((normal(f.path.parent()?), read_dir(f, limits.max_file_size))))
-        .collect();
+    // Each kustomization is read and parsed on its own: side by side.
+    let dirs: BTreeMap<PathBuf, Dir> = {
+        use rayon::prelude::*;
+        let read: Vec<(PathBuf, Dir)> = (files.par_iter())
+            .filter(|f| is_kustomization(f.path))
+            .filter_map(|f| Some((normal(f.path.parent()?), read_dir(f, limits.max_file_size))))
+            .collect();
+        read.into_iter().collect()
+    };
     let mut plan = Plan::default();
     if dirs.is_empty() {
         return Ok(plan);
@@ -470,7 +474,7 @@ pub fn plan(
     // Which files feed a root matters only to a render.
     let here = crate::discover::Normal::here();
     let linted: BTreeSet<PathBuf> = (files.iter().filter(|f| tool.is_some() && !f.context))
-        .map(|f| here.of(&f.path))
+        .map(|f| here.of(f.path))
         .collect();
     let renderer = Renderer {
         tool: tool.as_ref(),
@@ -720,10 +724,10 @@ impl Used {
 }
 
 /// Reads one kustomization file, of at most `max` bytes.
-fn read_dir(f: &Candidate, max: u64) -> Dir {
+fn read_dir(f: &Candidate<'_>, max: u64) -> Dir {
     let base = normal(f.path.parent().unwrap_or(Path::new(".")));
     let mut dir = Dir {
-        file: f.path.clone(),
+        file: f.path.to_path_buf(),
         context: f.context,
         resource_files: Vec::new(),
         includes: Vec::new(),
@@ -733,10 +737,10 @@ fn read_dir(f: &Candidate, max: u64) -> Dir {
         unreadable: None,
         component: false,
         includes_itself: false,
-        named: vec![normal(&f.path)],
+        named: vec![normal(f.path)],
         uncacheable: None,
     };
-    let (k, fields) = match read_kustomization(&f.path, max) {
+    let (k, fields) = match read_kustomization(f.path, max) {
         Ok(k) => k,
         Err(why) => {
             dir.unreadable = Some(why);
