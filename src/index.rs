@@ -130,7 +130,7 @@ fn recurring(objects: &[Object]) -> Vec<Vec<usize>> {
 /// The (held, copy) pairs of the recurring definitions: a definition the same as an earlier
 /// one of its identity ([`fingerprint`]) is a copy of the first such. Sorted by copy.
 fn identical_copies(objects: &[Object], recurring: &[Vec<usize>]) -> Vec<(usize, usize)> {
-    let mut copies = repeats(recurring, |i| fingerprint(&objects[i]));
+    let mut copies = repeats(recurring, |_, _| false, |i| fingerprint(&objects[i]));
     copies.sort_unstable_by_key(|&(_, c)| c);
     copies
 }

@@ -99,9 +99,13 @@ fn redefined(pending: &mut Vec<Pending>) -> Vec<Redefined> {
     let groups: Vec<Vec<usize>> = (by_identity.into_values())
         .filter(|g| g.len() > 1)
         .collect();
-    let pairs = repeats(&groups, |i| {
-        without_spans(format_args!("{:?}", pending[i].pods))
-    });
+    // Equal pods print alike: most copies (the same file under two clusters' directories)
+    // are told apart without printing either.
+    let pairs = repeats(
+        &groups,
+        |a, b| pending[a].pods == pending[b].pods,
+        |i| without_spans(format_args!("{:?}", pending[i].pods)),
+    );
     let mut held: Vec<Option<Key>> = vec![None; pending.len()];
     for (first, later) in pairs {
         held[later] = Some(pending[first].key);

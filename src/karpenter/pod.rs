@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 pub type Spans = litemap::LiteMap<compact_str::CompactString, Span>;
 
 /// One set of requirements Karpenter tries for a pod, with where each key came from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attempt {
     pub requirements: Requirements,
     /// The requirements without preferred terms: the nodeSelector and the required term
@@ -574,7 +574,7 @@ pub fn default_requests(spec: &LimitRangeSpec) -> ResourceList {
 }
 
 /// A pod's effective requests, and where each resource is requested most.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Requests {
     pub total: ResourceList,
     /// Resource → span of the largest single request (or limit standing in) for it.

@@ -46,7 +46,7 @@ pub use existing::Existing;
 
 /// One workload's pending pods, as the scheduler reads them: owned, so the batch can run
 /// once every file has been read and dropped.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingWorkload {
     pub replicas: i64,
     /// The NodePool the finding on its pod template leads with (an index into
@@ -70,7 +70,7 @@ pub struct PendingWorkload {
 
 /// One relaxation step of a pod: the node requirements Karpenter tries and the topology
 /// terms the pod owns at that step (`Preferences.Relax`, then `Topology.Update`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Step {
     /// Shared by the steps that relax only topology terms.
     attempt: Arc<Attempt>,

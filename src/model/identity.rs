@@ -75,22 +75,38 @@ impl std::fmt::Display for Identity {
 }
 
 /// In each group of indices, the (first, later) pairs of those whose `print` equals an
-/// earlier one's: a later index is paired with the first of its print. The groups are
-/// printed in parallel; pairs come group by group, in each in index order.
+/// earlier one's: a later index is paired with the first of its print. `same(a, b)` may
+/// tell that two indices print alike without printing them, and must never say so of two
+/// that print differently: an index is printed only when `same` does not pair it with a
+/// first. The groups are handled in parallel; pairs come group by group, in each in index
+/// order.
 pub(crate) fn repeats(
     groups: &[Vec<usize>],
+    same: impl Fn(usize, usize) -> bool + Sync,
     print: impl Fn(usize) -> String + Sync,
 ) -> Vec<(usize, usize)> {
     use rayon::prelude::*;
     (groups.par_iter())
         .flat_map_iter(|group| {
-            let mut firsts: Vec<(usize, String)> = Vec::new();
+            let mut firsts: Vec<(usize, Option<String>)> = Vec::new();
             let mut pairs = Vec::new();
             for &i in group {
-                let p = print(i);
-                match firsts.iter().find(|(_, q)| *q == p) {
-                    Some(&(first, _)) => pairs.push((first, i)),
-                    None => firsts.push((i, p)),
+                // The firsts print apart: one `same` as `i` is the first of its print.
+                if let Some(&(first, _)) = firsts.iter().find(|(first, _)| same(*first, i)) {
+                    pairs.push((first, i));
+                    continue;
+                }
+                let own = print(i);
+                let mut found = None;
+                for (first, printed) in &mut firsts {
+                    if *printed.get_or_insert_with(|| print(*first)) == own {
+                        found = Some(*first);
+                        break;
+                    }
+                }
+                match found {
+                    Some(first) => pairs.push((first, i)),
+                    None => firsts.push((i, Some(own))),
                 }
             }
             pairs
@@ -130,8 +146,26 @@ mod tests {
     fn repeats_pair_each_later_index_with_the_first_of_its_print() {
         let groups = vec![vec![0, 1, 2, 3], vec![4, 5], vec![6]];
         let prints = ["a", "b", "a", "b", "c", "d", "e"];
-        let pairs = repeats(&groups, |i| prints[i].to_string());
+        let pairs = repeats(&groups, |_, _| false, |i| prints[i].to_string());
         assert_eq!(pairs, vec![(0, 2), (1, 3)]);
+    }
+
+    #[test]
+    fn repeats_print_only_what_same_does_not_pair() {
+        let groups = vec![vec![0, 1, 2, 3, 4]];
+        let values = [1, 1, 2, 2, 1];
+        let printed = std::sync::Mutex::new(Vec::new());
+        let print = |i: usize| {
+            printed.lock().unwrap().push(i);
+            values[i].to_string()
+        };
+        // Equal values print alike; 3 is told apart from 0 by its print only.
+        let pairs = repeats(&groups, |a, b| values[a] == values[b] && b != 3, print);
+        assert_eq!(pairs, vec![(0, 1), (2, 3), (0, 4)]);
+        let mut printed = printed.into_inner().unwrap();
+        printed.sort_unstable();
+        // 2 against 0, then 3 against 0 and 2: 0, 2 and 3 printed once each, 1 and 4 never.
+        assert_eq!(printed, vec![0, 2, 3]);
     }
 
     #[test]

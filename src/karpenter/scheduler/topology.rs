@@ -251,7 +251,7 @@ impl Term {
 }
 
 /// What topology reads of a pod: its namespace, labels and tolerations.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PodIdentity {
     pub namespace: String,
     pub labels: BTreeMap<String, String>,
