@@ -27,6 +27,8 @@ pub(super) struct Refusals {
     /// The pool of each event that may take a refused pod, in order: a NodeClaim made
     /// there, limits it gave back, or a label one of its NodeClaims came to define.
     events: Vec<u32>,
+    /// Per pool (by index), how many events had happened by its last one; 0 for none.
+    last_event: Vec<usize>,
     /// Per workload whose last try was refused.
     refused: HashMap<usize, Refused>,
     /// The workloads a refusal was copied to since their last try.
@@ -46,6 +48,10 @@ impl Refusals {
     /// Something happened in pool `pool` that may take a refused pod.
     pub(super) fn event(&mut self, pool: usize) {
         self.events.push(u32::try_from(pool).unwrap_or(u32::MAX));
+        if self.last_event.len() <= pool {
+            self.last_event.resize(pool + 1, 0);
+        }
+        self.last_event[pool] = self.events.len();
     }
 
     /// Whether workload `w`'s refusal is remembered with its reach.
@@ -82,7 +88,15 @@ impl Refusals {
     pub(super) fn unchanged(&mut self, w: usize) -> Option<Shown> {
         let r = self.refused.get_mut(&w)?;
         let since = self.events.get(r.seen..).unwrap_or_default();
-        if since.iter().any(|p| r.reach.binary_search(p).is_ok()) {
+        // Whichever is shorter is read: the events since, or the pools it may join (a pool
+        // had an event since when its last one came after `seen`).
+        let happened = if since.len() <= r.reach.len() {
+            since.iter().any(|p| r.reach.binary_search(p).is_ok())
+        } else {
+            (r.reach.iter())
+                .any(|&p| (self.last_event.get(p as usize)).is_some_and(|&n| n > r.seen))
+        };
+        if happened {
             return None;
         }
         r.seen = self.events.len();
@@ -93,5 +107,35 @@ impl Refusals {
     /// The workloads a refusal was copied to since their last try, in order; forgotten.
     pub(super) fn take_copied(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.copied).into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::collection::{btree_set, vec};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whether a pool a refused pod may join had an event since its refusal, read from
+        /// the events since or from each pool's last event, is what the events say.
+        #[test]
+        fn unchanged_holds_when_no_pool_of_its_reach_had_an_event_since(
+            before in vec(0usize..12, 0..30),
+            after in vec(0usize..12, 0..30),
+            reach in btree_set(0u32..12, 0..12),
+        ) {
+            let mut refusals = Refusals::default();
+            for &p in &before {
+                refusals.event(p);
+            }
+            let reach: Box<[u32]> = reach.into_iter().collect();
+            refusals.refused(0, Some(reach.clone()), &None);
+            for &p in &after {
+                refusals.event(p);
+            }
+            let untouched = !after.iter().any(|&p| reach.contains(&(p as u32)));
+            prop_assert_eq!(refusals.unchanged(0).is_some(), untouched);
+        }
     }
 }
